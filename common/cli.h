@@ -1,0 +1,94 @@
+// Command line shared by every chapter.
+//
+// Each program declares its own options, then parses:
+//
+//   sw::Cli cli("05_reduce_unrolled", "Sum of floats with an unrolled tree.");
+//   int64_t n = int64_t{1} << 28;
+//   cli.add_int("--n", &n, 1, sw::kMaxElements, "number of floats");
+//   sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
+//
+// Every program also accepts --help, --reps, --warmup, --seed, --verify-only and
+// --json. Bad input (an unknown option, a non-number, a value out of range) prints
+// one line naming the option and its valid range, and exits 2.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sw {
+
+// Exit codes used by every program.
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;    // a check failed, or a CUDA error
+constexpr int kExitBadInput = 2;  // the command line was wrong
+constexpr int kExitSkip = 77;     // no usable GPU (meson reports "skipped")
+
+// The largest element count any option accepts; device memory is checked later.
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+struct CommonOptions {
+  int reps = 20;            // timed repetitions; the median is reported
+  int warmup = 3;           // untimed runs before timing
+  int64_t seed = 42;        // seed of the data generators (0 or more)
+  bool verify_only = false; // correctness sweep over awkward sizes, no timing
+  bool json = false;        // one JSON object per result instead of a table
+};
+
+// Parses "123", "1e6", "2^28" and "1<<20" as exact integers. Returns false for
+// anything else, including fractions and values beyond int64.
+bool parse_integer(const std::string& text, int64_t* out);
+// Parses a finite decimal number.
+bool parse_number(const std::string& text, double* out);
+
+class Cli {
+ public:
+  Cli(std::string program, std::string summary);
+
+  void add_int(const std::string& name, int64_t* target, int64_t lo, int64_t hi,
+               const std::string& help);
+  void add_int(const std::string& name, int* target, int lo, int hi, const std::string& help);
+  void add_number(const std::string& name, double* target, double lo, double hi,
+                  const std::string& help);
+  void add_flag(const std::string& name, bool* target, const std::string& help);
+  void add_choice(const std::string& name, std::string* target,
+                  std::vector<std::string> choices, const std::string& help);
+  void add_string(const std::string& name, std::string* target, const std::string& help);
+
+  // Parses argv. Returns "" on success, otherwise the one-line error message.
+  // After "--help", help_requested() is true and nothing else is parsed.
+  std::string parse(int argc, const char* const* argv);
+  // parse(), then: on error print the message and exit 2; on --help print
+  // usage() and exit 0.
+  CommonOptions parse_or_exit(int argc, const char* const* argv);
+
+  // The common options' defaults, to change before parse (e.g. fewer reps for slow CPU work).
+  CommonOptions& defaults() { return common_; }
+  bool help_requested() const { return help_requested_; }
+  bool was_given(const std::string& name) const;  // the user passed this option
+  const CommonOptions& common() const { return common_; }
+  std::string usage() const;
+
+ private:
+  struct Option {
+    std::string name, help, range;  // range as shown to the user, e.g. "1 to 1024"
+    bool takes_value = true;
+    bool given = false;
+    std::function<std::string(const std::string&)> set;  // "" or an error
+  };
+  Option* find(const std::string& name);
+
+  std::string program_, summary_;
+  std::vector<Option> options_;
+  CommonOptions common_;
+  bool help_requested_ = false;
+};
+
+// The one-line message for a size that does not fit in device memory, or ""
+// when it fits. `option` and `value` name what the user asked for;
+// bytes = fixed_bytes + value * bytes_per_unit must fit in free_bytes.
+std::string fits_message(const std::string& option, int64_t value, double bytes_per_unit,
+                         double fixed_bytes, double free_bytes);
+
+}  // namespace sw

@@ -1,0 +1,89 @@
+// The GPU a chapter runs on.
+//
+//   int main(int argc, char** argv) {
+//     ... parse the command line first: bad input exits 2 even without a GPU ...
+//     sw::Gpu gpu = sw::start_gpu(opt);           // exits 77 with no usable GPU
+//     sw::require_fits(gpu, "--n", n, sizeof(float));  // exits 2 if too large
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cli.h"
+
+namespace sw {
+
+struct DeviceInfo {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  double total_bytes = 0, free_bytes = 0;
+  double l2_bytes = 0;
+  double theoretical_gbps = 0;  // 2 (DDR) x memory clock x bus width
+  int driver_version = 0, runtime_version = 0;  // e.g. 13000 for 13.0
+};
+
+struct Gpu {
+  DeviceInfo info;
+  double copy_gbps = 0;  // measured device-to-device copy, bytes read + written
+};
+
+// Checks that a usable GPU is present: a driver new enough, a device, and a
+// kernel image for it. If not, prints one line that says which, then exits 77,
+// or 1 when the environment has REQUIRE_GPU=1.
+void require_gpu();
+
+// Reads the device's properties (name, SMs, memory, L2, theoretical bandwidth).
+DeviceInfo device_info();
+
+// Median bandwidth of cudaMemcpy device to device, counting read + write bytes.
+double measure_copy_gbps(const CommonOptions& opt);
+
+// require_gpu(), device_info(), then, unless --verify-only, measures the copy
+// bandwidth and prints the banner (a "device" JSON record with --json).
+Gpu start_gpu(const CommonOptions& opt);
+
+// Exits 2 with a one-line message when fixed_bytes + value * bytes_per_unit does
+// not fit in the device's free memory (less a safety margin).
+void require_fits(const Gpu& gpu, const std::string& option, int64_t value,
+                  double bytes_per_unit, double fixed_bytes = 0);
+
+// Device memory owned by one object; freed on scope exit.
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(int64_t count) { allocate(count); }
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), count_(o.count_) { o.ptr_ = nullptr; o.count_ = 0; }
+
+  void allocate(int64_t count);  // frees the old buffer first
+  void release();
+  T* get() const { return ptr_; }
+  int64_t count() const { return count_; }
+  size_t bytes() const { return static_cast<size_t>(count_) * sizeof(T); }
+
+ private:
+  T* ptr_ = nullptr;
+  int64_t count_ = 0;
+};
+
+void* device_alloc(size_t bytes);  // cudaMalloc, checked
+void device_free(void* ptr);
+
+template <class T>
+void DeviceBuffer<T>::allocate(int64_t count) {
+  release();
+  ptr_ = static_cast<T*>(device_alloc(static_cast<size_t>(count) * sizeof(T)));
+  count_ = count;
+}
+template <class T>
+void DeviceBuffer<T>::release() {
+  device_free(ptr_);
+  ptr_ = nullptr;
+  count_ = 0;
+}
+
+}  // namespace sw
