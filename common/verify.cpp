@@ -77,12 +77,11 @@ float sum_float(const float* x, int64_t n) {
 }
 
 float sum_kahan_float(const float* x, int64_t n) {
-  // volatile keeps the compiler from simplifying the compensation away under
-  // fast-math style reassociation; with plain -O2 it is only a safeguard.
+  // Correct only without -ffast-math, which would simplify c to zero.
   float s = 0, c = 0;
   for (int64_t i = 0; i < n; ++i) {
     const float y = x[i] - c;
-    volatile float t = s + y;
+    const float t = s + y;
     c = (t - s) - y;
     s = t;
   }
