@@ -26,7 +26,7 @@
 
 namespace {
 
-constexpr int kDefaultReps = 3;    // CPU runs take a fraction of a second each
+constexpr int kDefaultReps = 2;    // CPU runs take up to seconds each (the naive transpose)
 constexpr int kDefaultWarmup = 1;
 constexpr int64_t kLessonCount = 100000000;  // 1e8 copies of 1.23
 constexpr float kLessonValue = 1.23f;
