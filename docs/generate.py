@@ -216,10 +216,13 @@ def draw_plot(attrs, rows, data, path, title):
     if "copy" in lines:
         ax.axhline(data["meta"]["copy_gbps"], color="gray", ls="--", label="device-to-device copy")
     if "vendor" in lines:
-        for r in select(data["records"], {**{k: v for k, v in attrs.items() if k in ("chapter", "chapters", "problem")},
-                                          "role": "vendor"}):
-            if "note" not in attrs or r.get("note") == attrs.get("note"):
-                ax.axhline(r["gbps"], color="#cc3311", ls=":", label=f"{r['variant']} {r.get('note', '')}".strip())
+        scope = {k: v for k, v in attrs.items() if k in ("chapter", "chapters", "problem", "n")}
+        libs = {}  # one line per library and input: the latest chapter's measurement
+        for r in select(data["records"], {**scope, "role": "vendor"}):
+            if "note" not in attrs or r.get("note", "") == attrs["note"]:
+                libs[(r["variant"], r.get("note", ""))] = r
+        for (variant, note), r in libs.items():
+            ax.axhline(r["gbps"], color="#cc3311", ls=":", label=f"{variant} {note}".strip())
     ax.set_ylim(bottom=0)
     ax.set_ylabel(HEADERS.get(y, y))
     ax.set_title(f"{title}\n{data['meta']['gpu']}", fontsize=10)
@@ -244,6 +247,11 @@ def render(text, results, doc_path, draw):
             if name not in results:
                 raise Failure(f"no results file docs/results/{name}.json")
             data = results[name]
+            wanted = attrs.get("chapter", attrs.get("chapters"))
+            if wanted and not chapter_set(wanted) & {r["chapter"] for r in data["records"]}:
+                return f"<!-- {kind}: {m.group(2)} -->" + (
+                    "(not measured yet)" if kind == "value" else
+                    "\n*Not measured yet: run the tour on a GPU (see README.md).*\n") + f"<!-- end {kind} -->"
             if kind == "results":
                 body = table(attrs, name, data, doc_path)
             elif kind == "value":
