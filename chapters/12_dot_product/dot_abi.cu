@@ -1,0 +1,135 @@
+// The C ABI of dot_abi.h: a context that allocates the device buffers once (the
+// seed's second version) behind handles that cannot crash the process.
+#include "dot_abi.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+
+#include "dot_kernel.cuh"
+
+namespace {
+
+int code_of(cudaError_t err) {
+  switch (err) {
+    case cudaSuccess: return SW_DOT_OK;
+    case cudaErrorMemoryAllocation: return SW_DOT_OUT_OF_MEMORY;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInvalidDeviceFunction:
+    case cudaErrorUnsupportedPtxVersion: return SW_DOT_NO_GPU;
+    default: return SW_DOT_CUDA_ERROR;
+  }
+}
+
+struct Context {
+  int64_t n = 0;
+  int max_blocks = 0;
+  float *x = nullptr, *y = nullptr, *partials = nullptr, *result = nullptr;
+  cudaStream_t stream = nullptr;
+  std::mutex busy;  // one call at a time on this context
+
+  ~Context() {  // errors here have no one to go to; the buffers are gone either way
+    cudaFree(x);
+    cudaFree(y);
+    cudaFree(partials);
+    cudaFree(result);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+// Live contexts by handle. Handles count up from 1 and are never reused, so a
+// released handle stays invalid.
+std::mutex registry_mutex;
+std::map<uint64_t, std::shared_ptr<Context>> registry;
+uint64_t next_handle = 1;
+
+std::shared_ptr<Context> find(uint64_t handle) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  const auto it = registry.find(handle);
+  return it == registry.end() ? nullptr : it->second;
+}
+
+}  // namespace
+
+extern "C" int sw_dot_init(int64_t n, uint64_t* handle) {
+  if (!handle || n < 1) return SW_DOT_BAD_ARGUMENT;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();  // clear it
+    return SW_DOT_NO_GPU;
+  }
+  // A device without a kernel image for this build counts as no GPU.
+  cudaFuncAttributes attr;
+  cudaError_t err = cudaFuncGetAttributes(&attr, dot::dot_partials<true>);
+  std::shared_ptr<Context> ctx(new (std::nothrow) Context);
+  if (!ctx) return SW_DOT_OUT_OF_MEMORY;
+  ctx->n = n;
+  const size_t bytes = static_cast<size_t>(n) * sizeof(float);
+  if (err == cudaSuccess) err = dot::resident_blocks(&ctx->max_blocks);
+  if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking);
+  if (err == cudaSuccess) err = cudaMalloc(&ctx->x, bytes);
+  if (err == cudaSuccess) err = cudaMalloc(&ctx->y, bytes);
+  if (err == cudaSuccess) err = cudaMalloc(&ctx->partials, ctx->max_blocks * sizeof(float));
+  if (err == cudaSuccess) err = cudaMalloc(&ctx->result, sizeof(float));
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // an allocation failure is not sticky; clear it
+    return code_of(err);  // ctx frees what was allocated
+  }
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  *handle = next_handle++;
+  registry[*handle] = ctx;
+  return SW_DOT_OK;
+}
+
+extern "C" int sw_dot(uint64_t handle, const float* x, const float* y, int64_t n, float* result) {
+  const std::shared_ptr<Context> ctx = find(handle);
+  if (!ctx) return SW_DOT_BAD_HANDLE;
+  if (!x || !y || !result) return SW_DOT_BAD_ARGUMENT;
+  if (n != ctx->n) return SW_DOT_SIZE_MISMATCH;
+  std::lock_guard<std::mutex> lock(ctx->busy);
+  const size_t bytes = static_cast<size_t>(n) * sizeof(float);
+  float host_result = 0.0f;
+  cudaError_t err = cudaMemcpyAsync(ctx->x, x, bytes, cudaMemcpyHostToDevice, ctx->stream);
+  if (err == cudaSuccess) err = cudaMemcpyAsync(ctx->y, y, bytes, cudaMemcpyHostToDevice, ctx->stream);
+  if (err == cudaSuccess)
+    err = dot::launch_dot(ctx->x, ctx->y, n, ctx->partials, ctx->max_blocks, ctx->result, ctx->stream);
+  if (err == cudaSuccess)
+    err = cudaMemcpyAsync(&host_result, ctx->result, sizeof(float), cudaMemcpyDeviceToHost, ctx->stream);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(ctx->stream);
+  if (err != cudaSuccess) return code_of(err);
+  *result = host_result;
+  return SW_DOT_OK;
+}
+
+extern "C" int sw_dot_release(uint64_t handle) {
+  std::shared_ptr<Context> ctx;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    const auto it = registry.find(handle);
+    if (it == registry.end()) return SW_DOT_BAD_HANDLE;
+    ctx = std::move(it->second);
+    registry.erase(it);
+  }
+  // The buffers are freed when the last user lets go: here, or at the end of a
+  // sw_dot that is still running on another thread.
+  return SW_DOT_OK;
+}
+
+extern "C" const char* sw_dot_error_string(int code) {
+  switch (code) {
+    case SW_DOT_OK: return "ok";
+    case SW_DOT_BAD_HANDLE: return "not a live handle from sw_dot_init";
+    case SW_DOT_SIZE_MISMATCH: return "n differs from the n given to sw_dot_init";
+    case SW_DOT_BAD_ARGUMENT: return "a null pointer or n < 1";
+    case SW_DOT_NO_GPU: return "no usable CUDA device or driver";
+    case SW_DOT_OUT_OF_MEMORY: return "out of memory";
+    case SW_DOT_CUDA_ERROR: return "a CUDA error";
+    default: return "unknown error code";
+  }
+}
