@@ -1,0 +1,82 @@
+// Chapter 10: the transpose staged through a shared-memory tile.
+//
+// What changed:  chapter 09's kernels had one strided side whichever way round.
+//                Here a 32 x 32 block first reads a 32 x 32 tile of the input
+//                along its rows (coalesced) into shared memory, waits at a barrier,
+//                then writes the tile's columns as rows of the output (coalesced).
+//                The transpose happens inside shared memory, where a "strided"
+//                access costs no DRAM or L2 transactions.
+// Why faster:    every global access of a warp is now one 128-byte row segment, so
+//                DRAM and L2 see the same transactions as a copy.
+// Bottleneck:    shared memory. tile[32][32] puts column k of every row in bank k,
+//                so the column read tile[threadIdx.x][threadIdx.y] sends all 32
+//                lanes of a warp to one bank: a 32-way bank conflict, replayed as
+//                32 wavefronts. Chapter 11 pads the row to 33 floats to fix that.
+// Run:           build/chapters/10_transpose_shared [--rows 16384 --cols 16384]
+//                [--verify-only] [--json]
+#include <cstdint>
+#include <vector>
+
+#include "common/check.h"
+#include "common/cli.h"
+#include "common/cublas_check.h"
+#include "common/device.h"
+#include "common/report.h"
+#include "common/transpose_harness.h"
+
+namespace {
+
+constexpr int kTile = 32;  // 32 x 32 threads move one 32 x 32 tile, one element each
+
+template <class T>
+__global__ void transpose_shared_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t rows,
+                                        int64_t cols) {
+  __shared__ T tile[kTile][kTile];  // unpadded: a column of the tile lies in one bank
+  const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTile;  // the tile's first input row
+  const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTile;  // and first input column
+
+  // Read: a warp (fixed threadIdx.y) reads 32 consecutive floats of one input row.
+  const int64_t r = row0 + threadIdx.y, c = col0 + threadIdx.x;
+  if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = in[r * cols + c];
+  __syncthreads();  // the whole tile is in shared memory before anyone reads it
+
+  // Write: a warp writes 32 consecutive floats of one output row, i.e. one input
+  // column of the tile: output row col0 + y, output columns row0 + x.
+  const int64_t out_r = col0 + threadIdx.y, out_c = row0 + threadIdx.x;
+  if (out_r < cols && out_c < rows) out[out_r * rows + out_c] = tile[threadIdx.x][threadIdx.y];
+}
+
+template <class T>
+void launch_shared(const T* in, T* out, int64_t rows, int64_t cols) {
+  transpose_shared_kernel<<<sw::transpose::tile_grid(cols, rows, kTile), dim3(kTile, kTile)>>>(in, out, rows,
+                                                                                               cols);
+  CHECK_LAUNCH();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sw::transpose::Options t;
+  sw::Cli cli("10_transpose_shared", "Matrix transpose through a 32x32 shared-memory tile.");
+  sw::transpose::add_options(cli, &t, /*with_large=*/false);
+  const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
+  sw::transpose::check_sides(t);
+  const sw::Gpu gpu = sw::start_gpu(opt);
+  if (!opt.verify_only) sw::transpose::require_fits(gpu, t, sizeof(float));
+  sw::Report report(opt, gpu.copy_gbps, "10", "transpose");
+  const sw::transpose::Blas blas;
+
+  const std::vector<sw::transpose::Variant<float>> variants = {
+      sw::transpose::copy_variant<float>(),
+      sw::transpose::vendor_variant<float>(blas),
+      {"shared-tile", "step", launch_shared<float>},
+  };
+
+  if (opt.verify_only) {
+    sw::transpose::verify(report, variants, sw::transpose::sweep_shapes(), opt.seed);
+    return report.exit_code();
+  }
+  sw::transpose::benchmark(report, opt, variants, {t.rows, t.cols}, opt.seed);
+  sw::transpose::benchmark_cache_resident(report, opt, variants, opt.seed);
+  return report.exit_code();
+}

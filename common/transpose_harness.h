@@ -1,0 +1,399 @@
+// The transpose track's shared harness (chapters 09-11).
+//
+// A transpose reads `in` (rows x cols, row-major) and writes `out` (cols x rows,
+// row-major): out[c * rows + r] = in[r * cols + c]. Each chapter declares its
+// kernels as Variants and hands them to this harness, which owns what would
+// otherwise be repeated three times:
+//
+//   sw::transpose::Options t;                       // --rows, --cols (and --large)
+//   sw::transpose::add_options(cli, &t, /*with_large=*/false);
+//   ...
+//   std::vector<sw::transpose::Variant<float>> v = {
+//       sw::transpose::copy_variant<float>(),       // role "ceiling"
+//       sw::transpose::vendor_variant<float>(blas), // cublasSgeam, role "vendor"
+//       {"shared-tile", "step", launch_shared}};    // the chapter's kernels
+//   if (opt.verify_only) sw::transpose::verify(report, v, sw::transpose::sweep_shapes(), opt.seed);
+//   else sw::transpose::benchmark(report, opt, v, {t.rows, t.cols});
+//
+// Checks are exact (bit for bit) against the input copied back from the GPU,
+// outputs are poisoned (NaN) before every checked run, and every shape of the
+// sweep is run in both layouts, rows x cols and cols x rows.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "common/check.h"
+#include "common/cli.h"
+#include "common/cublas_check.h"
+#include "common/data.h"
+#include "common/device.h"
+#include "common/gpu_timer.h"
+#include "common/parallel.h"
+#include "common/report.h"
+
+namespace sw::transpose {
+
+// Sides go up to 2^20: with tiles of 32 or more, grid.y stays within the hardware's
+// 65535 whichever side the grid's y runs along.
+constexpr int64_t kMaxSide = int64_t{1} << 20;
+constexpr int64_t kDefaultSide = 16384;       // 16384^2 floats: 1 GiB each way, beyond L2
+constexpr int64_t kCacheResidentSide = 2048;  // 2048^2 floats: 16 MiB each way, both inside L2
+constexpr int kCacheLaunches = 20;            // launches per timed run at the cache-resident size
+constexpr unsigned kMaxGridY = 65535;
+
+struct Shape {
+  int64_t rows = 0, cols = 0;
+  int64_t count() const { return rows * cols; }
+  std::string text() const { return std::to_string(rows) + "x" + std::to_string(cols); }
+};
+
+struct Options {
+  int64_t rows = kDefaultSide, cols = kDefaultSide;
+  bool large = false;
+};
+
+// --rows and --cols parse up to kMaxElements; check_sides() then enforces kMaxSide,
+// so that a huge value gets the "valid range" message.
+inline void add_options(Cli& cli, Options* t, bool with_large) {
+  cli.add_int("--rows", &t->rows, 1, kMaxElements, "rows of the input matrix (at most 2^20)");
+  cli.add_int("--cols", &t->cols, 1, kMaxElements, "columns of the input matrix (at most 2^20)");
+  if (with_large)
+    cli.add_flag("--large", &t->large,
+                 "with --verify-only: check shapes of more than 2^31 elements instead");
+}
+
+// Exits 2 with one line when a side is beyond kMaxSide. Call it right after parsing.
+inline void check_sides(const Options& t) {
+  for (auto [name, side] : {std::pair<const char*, int64_t>{"--rows", t.rows}, {"--cols", t.cols}}) {
+    if (side <= kMaxSide) continue;
+    std::fprintf(stderr, "error: %s %lld is beyond the largest side the launch grids allow; valid range: 1 to %lld\n",
+                 name, static_cast<long long>(side), static_cast<long long>(kMaxSide));
+    std::exit(kExitBadInput);
+  }
+}
+
+// The awkward shapes of --verify-only; each is also run transposed (cols x rows).
+inline std::vector<Shape> sweep_shapes() {
+  return {{1, 1},      {1, 100003}, {33, 31},   {1000, 1999}, {32, 32},  {31, 1},
+          {2, 3},      {63, 65},    {64, 64},   {127, 129},   {191, 65}, {4, 1021},
+          {1024, 2048}};
+}
+
+// Shapes of more than 2^31 elements: odd sides (the scalar paths) and sides divisible
+// by 4 (the vector paths), square and not.
+inline std::vector<Shape> large_shapes() { return {{46341, 46341}, {32768, 65540}}; }
+
+// Ceil-divides a matrix side into tiles, for a grid dimension.
+inline unsigned tiles(int64_t side, int tile) { return static_cast<unsigned>((side + tile - 1) / tile); }
+
+// A 2-D grid of tiles over x_side (grid.x) and y_side (grid.y), checked against the
+// hardware limit on grid.y.
+inline dim3 tile_grid(int64_t x_side, int64_t y_side, int tile) {
+  const dim3 grid(tiles(x_side, tile), tiles(y_side, tile));
+  if (grid.y > kMaxGridY) {
+    std::fprintf(stderr, "error: %lld tiles in grid.y exceed %u\n", static_cast<long long>(grid.y), kMaxGridY);
+    std::exit(kExitFailed);
+  }
+  return grid;
+}
+
+// --- the copy ceiling: same launch shape as the chapters' first kernels -------------
+
+constexpr int kCopyTile = 32;  // 32 x 32 threads, one element each, one 32 x 32 tile per block
+
+// out = in, both rows x cols: every access coalesced. A transpose moves the same
+// bytes, so a transpose kernel of this launch shape cannot beat it.
+template <class T>
+__global__ void copy_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t rows, int64_t cols) {
+  const int64_t r = static_cast<int64_t>(blockIdx.y) * kCopyTile + threadIdx.y;
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * kCopyTile + threadIdx.x;
+  if (r < rows && c < cols) out[r * cols + c] = in[r * cols + c];
+}
+
+template <class T>
+void launch_copy(const T* in, T* out, int64_t rows, int64_t cols) {
+  copy_kernel<<<tile_grid(cols, rows, kCopyTile), dim3(kCopyTile, kCopyTile)>>>(in, out, rows, cols);
+  CHECK_LAUNCH();
+}
+
+// --- variants ------------------------------------------------------------------------
+
+template <class T>
+struct Variant {
+  std::string name;  // short kebab-case
+  std::string role;  // "ceiling", "vendor", "step" or "anti-example"
+  std::function<void(const T* in, T* out, int64_t rows, int64_t cols)> run;  // launches, checked
+  bool is_copy = false;  // out is a copy of in (rows x cols), not its transpose
+  bool large = true;     // also run on the >2^31-element shapes (our kernels; not cuBLAS)
+};
+
+template <class T>
+Variant<T> copy_variant() {
+  return {"copy", "ceiling", launch_copy<T>, true, true};
+}
+
+// One cuBLAS handle for the program.
+class Blas {
+ public:
+  Blas() { CUBLAS_CHECK(cublasCreate(&handle_)); }
+  ~Blas() { cublasDestroy(handle_); }
+  Blas(const Blas&) = delete;
+  Blas& operator=(const Blas&) = delete;
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+// cuBLAS is column-major: our row-major rows x cols input is its cols x rows
+// matrix A (lda = cols), and our cols x rows output is its rows x cols matrix C
+// (ldc = rows). C = 1 * A^T + 0 * B; with beta = 0, B is not read (we pass C, as in
+// cuBLAS's documented in-place form). Multiplying by 1 is exact.
+inline void geam_transpose(cublasHandle_t h, const float* in, float* out, int64_t rows, int64_t cols) {
+  const float one = 1.0f, zero = 0.0f;
+  const int m = static_cast<int>(rows), n = static_cast<int>(cols);
+  CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, in, n, &zero, out, m, out, m));
+  CUDA_CHECK(cudaGetLastError());
+}
+inline void geam_transpose(cublasHandle_t h, const double* in, double* out, int64_t rows, int64_t cols) {
+  const double one = 1.0, zero = 0.0;
+  const int m = static_cast<int>(rows), n = static_cast<int>(cols);
+  CUBLAS_CHECK(cublasDgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, in, n, &zero, out, m, out, m));
+  CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+Variant<T> vendor_variant(const Blas& blas) {
+  const cublasHandle_t h = blas.get();
+  const char* name = sizeof(T) == sizeof(float) ? "cublas-sgeam" : "cublas-dgeam";
+  return {name, "vendor", [h](const T* in, T* out, int64_t r, int64_t c) { geam_transpose(h, in, out, r, c); },
+          false, false};
+}
+
+// --- buffers -------------------------------------------------------------------------
+
+// Pinned host memory: fast copies back from the GPU, even of 8+ GB.
+template <class T>
+class HostBuffer {
+ public:
+  explicit HostBuffer(int64_t count) {
+    CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&ptr_), static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(T)));
+  }
+  ~HostBuffer() { cudaFreeHost(ptr_); }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  T* get() const { return ptr_; }
+
+ private:
+  T* ptr_ = nullptr;
+};
+
+inline void fill(float* d, int64_t n, uint64_t seed) { fill_floats(d, n, seed); }
+inline void fill(double* d, int64_t n, uint64_t seed) { fill_doubles(d, n, seed); }
+
+// Device input and output plus their host copies, sized for the largest shape used.
+template <class T>
+struct Buffers {
+  explicit Buffers(int64_t capacity) : in(capacity), out(capacity), host_in(capacity), host_out(capacity) {}
+  DeviceBuffer<T> in, out;
+  HostBuffer<T> host_in, host_out;
+
+  // New input for `shape` on the GPU; the host copy is what the checks compare with.
+  void prepare(Shape shape, uint64_t seed) {
+    fill(in.get(), shape.count(), seed);
+    CUDA_CHECK(cudaMemcpy(host_in.get(), in.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+  void poison_out(Shape shape) { sw::poison(out.get(), shape.count() * sizeof(T)); }
+  void fetch_out(Shape shape) {
+    CUDA_CHECK(cudaMemcpy(host_out.get(), out.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+};
+
+// --- exact checks, in parallel on the host ---------------------------------------------
+
+template <class T>
+struct Mismatch {
+  int64_t index;  // in the output
+  T got, want;
+};
+
+// Collects mismatches from many threads; keeps the first few by index.
+template <class T>
+class Mismatches {
+ public:
+  static constexpr int kKeep = 5;
+  void merge(int64_t count, const std::vector<Mismatch<T>>& first) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    count_ += count;
+    first_.insert(first_.end(), first.begin(), first.end());
+  }
+  // Prints the first mismatches as "out[row][col]: got X, want Y"; returns the count.
+  int64_t print(int64_t out_cols) {
+    std::sort(first_.begin(), first_.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+    for (size_t k = 0; k < first_.size() && k < static_cast<size_t>(kKeep); ++k)
+      std::printf("  out[%lld][%lld]: got %.17g, want %.17g\n",
+                  static_cast<long long>(first_[k].index / out_cols),
+                  static_cast<long long>(first_[k].index % out_cols), static_cast<double>(first_[k].got),
+                  static_cast<double>(first_[k].want));
+    if (count_ > kKeep) std::printf("  ... %lld mismatches in all\n", static_cast<long long>(count_));
+    return count_;
+  }
+
+ private:
+  std::mutex mutex_;
+  int64_t count_ = 0;
+  std::vector<Mismatch<T>> first_;
+};
+
+template <class T>
+bool same_bits(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;  // a NaN (the poison) never matches
+}
+
+// got (cols x rows) against the transpose of in (rows x cols), bit for bit. The work
+// is split into bands of kBlock input rows, and each band into kBlock x kBlock
+// blocks, so that both sides are read a cache line at a time.
+template <class T>
+int64_t transpose_mismatches(const T* in, const T* got, Shape s) {
+  constexpr int64_t kBlock = 64;
+  const int64_t bands = (s.rows + kBlock - 1) / kBlock, band_elems = kBlock * s.cols;
+  Mismatches<T> all;
+  parallel_for(s.count(), [&](int64_t begin, int64_t end) {
+    // Bands whose first element falls in [begin, end): disjoint, and all of them.
+    const int64_t b0 = (begin + band_elems - 1) / band_elems;
+    const int64_t b1 = std::min(bands, (end + band_elems - 1) / band_elems);
+    int64_t count = 0;
+    std::vector<Mismatch<T>> first;
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t r0 = b * kBlock, r1 = std::min(s.rows, r0 + kBlock);
+      for (int64_t c0 = 0; c0 < s.cols; c0 += kBlock) {
+        const int64_t c1 = std::min(s.cols, c0 + kBlock);
+        for (int64_t c = c0; c < c1; ++c) {
+          const T* out_row = got + c * s.rows;  // output row c holds input column c
+          for (int64_t r = r0; r < r1; ++r) {
+            if (same_bits(out_row[r], in[r * s.cols + c])) continue;
+            if (++count <= Mismatches<T>::kKeep) first.push_back({c * s.rows + r, out_row[r], in[r * s.cols + c]});
+          }
+        }
+      }
+    }
+    all.merge(count, first);
+  });
+  return all.print(s.rows);
+}
+
+// got (rows x cols) against in, bit for bit: the copy ceiling's check.
+template <class T>
+int64_t copy_mismatches(const T* in, const T* got, Shape s) {
+  Mismatches<T> all;
+  parallel_for(s.count(), [&](int64_t begin, int64_t end) {
+    int64_t count = 0;
+    std::vector<Mismatch<T>> first;
+    for (int64_t i = begin; i < end; ++i) {
+      if (same_bits(got[i], in[i])) continue;
+      if (++count <= Mismatches<T>::kKeep) first.push_back({i, got[i], in[i]});
+    }
+    all.merge(count, first);
+  });
+  return all.print(s.cols);
+}
+
+template <class T>
+bool check_output(const Variant<T>& v, const Buffers<T>& b, Shape s) {
+  const int64_t bad = v.is_copy ? copy_mismatches(b.host_in.get(), b.host_out.get(), s)
+                                : transpose_mismatches(b.host_in.get(), b.host_out.get(), s);
+  return bad == 0;
+}
+
+// --- --verify-only -------------------------------------------------------------------------
+
+// Every variant on every shape, in both layouts (rows x cols and cols x rows):
+// poison, run once, compare exactly. For the >2^31-element shapes (only_large),
+// cuBLAS is skipped (what we prove is our kernels' 64-bit indexing) and each shape
+// runs in the layout given: an 8 GiB shape costs seconds per check.
+template <class T>
+void verify(Report& report, const std::vector<Variant<T>>& variants, const std::vector<Shape>& shapes,
+            uint64_t seed, bool only_large = false) {
+  std::vector<Shape> cases;
+  for (const Shape& s : shapes) {
+    cases.push_back(s);
+    if (s.rows != s.cols && !only_large) cases.push_back({s.cols, s.rows});
+  }
+  int64_t capacity = 1;
+  for (const Shape& s : cases) capacity = std::max(capacity, s.count());
+  Buffers<T> b(capacity);
+  const char* type = sizeof(T) == sizeof(float) ? "float" : "double";
+  for (const Shape& s : cases) {
+    b.prepare(s, seed);
+    for (const Variant<T>& v : variants) {
+      if (only_large && !v.large) continue;
+      b.poison_out(s);
+      v.run(b.in.get(), b.out.get(), s.rows, s.cols);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      b.fetch_out(s);
+      report.check(check_output(v, b, s), v.name + " " + s.text() + " " + type);
+    }
+  }
+}
+
+// --- the benchmark -------------------------------------------------------------------------
+
+// Times each variant on one shape and checks its output. The output is poisoned
+// once before the warm-up and timed runs, and checked after them: an element that
+// no run wrote is still NaN. One timed run is `launches` launches back to back.
+// role_override (e.g. "sweep") replaces each variant's role.
+template <class T>
+void benchmark(Report& report, const CommonOptions& opt, const std::vector<Variant<T>>& variants, Shape s,
+               uint64_t seed, const std::string& note = "", const std::string& role_override = "",
+               const std::string& problem = "", int launches = 1) {
+  Buffers<T> b(s.count());
+  b.prepare(s, seed);
+  const double moved = 2.0 * static_cast<double>(s.count()) * sizeof(T) * launches;  // read once, written once
+  for (const Variant<T>& v : variants) {
+    b.poison_out(s);
+    const Timing t = time_gpu(opt, [&] {
+      for (int i = 0; i < launches; ++i) v.run(b.in.get(), b.out.get(), s.rows, s.cols);
+    });
+    b.fetch_out(s);
+    Result r{v.name, s.count(), moved, t, check_output(v, b, s), role_override.empty() ? v.role : role_override};
+    r.extra = {{"rows", static_cast<double>(s.rows)}, {"cols", static_cast<double>(s.cols)}};
+    if (launches > 1) r.extra["launches"] = launches;
+    r.note = note;
+    r.problem = problem;
+    report.add(r);
+  }
+}
+
+// The same variants at a size whose input and output fit in L2 together, labelled
+// "cache-resident" with role "sweep" so that they never mix with the DRAM-size rows.
+// A single launch this small is mostly launch latency, so one timed run is
+// kCacheLaunches launches back to back.
+template <class T>
+void benchmark_cache_resident(Report& report, const CommonOptions& opt, const std::vector<Variant<T>>& variants,
+                              uint64_t seed, const std::string& problem = "", int64_t side = kCacheResidentSide) {
+  const Shape s{side, side};
+  report.note("cache-resident rows: " + s.text() + ", " + std::to_string(2 * s.count() * sizeof(T) >> 20) +
+              " MiB moved per launch, " + std::to_string(kCacheLaunches) +
+              " launches per timed run: input and output stay in the L2. Compare these rows with each "
+              "other, not with the DRAM-size rows (their 'vs lib' is against the DRAM-size cuBLAS row)");
+  benchmark(report, opt, variants, s, seed, "cache-resident", "sweep", problem, kCacheLaunches);
+}
+
+// Exits 2 (naming --rows and --cols) when in + out of rows x cols elements of
+// `bytes_per_element` do not fit on the GPU.
+inline void require_fits(const Gpu& gpu, const Options& t, double bytes_per_element) {
+  sw::require_fits(gpu, "--rows x --cols (elements)", t.rows * t.cols, 2.0 * bytes_per_element);
+}
+
+}  // namespace sw::transpose
