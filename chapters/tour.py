@@ -76,23 +76,21 @@ def run_chapter(name, exe):
 
 
 def add_ratios(records):
-    """vs_vendor, vs_prev (previous chapter's best step) and vs_cpu, as throughput ratios."""
-    def key(r):
-        return (r["problem"], r.get("note", ""))
+    """vs_vendor, vs_prev and vs_cpu, as throughput ratios (records in tour order).
 
-    best_step = {}  # (chapter, problem, note) -> best step GB/s
-    cpu_best = {}   # problem -> best CPU GB/s
-    vendor = {}     # (chapter, problem, n, note) -> GB/s
+    vs_prev compares a step with the step before it in the tutorial: the previous
+    row of the same chapter, or the last step of an earlier chapter, for the same
+    problem and input (note). vs_vendor compares with the library in the same
+    chapter, problem, size and input; vs_cpu with the best CPU baseline.
+    """
+    cpu_best, vendor = {}, {}
     for r in records:
         g = r.get("gbps") or 0
-        if r["role"] == "step":
-            k = (r["chapter"],) + key(r)
-            best_step[k] = max(best_step.get(k, 0), g)
-        elif r["role"] == "cpu":
+        if r["role"] == "cpu":
             cpu_best[r["problem"]] = max(cpu_best.get(r["problem"], 0), g)
         elif r["role"] == "vendor":
             vendor[(r["chapter"], r["problem"], r["n"], r.get("note", ""))] = g
-    chapters = sorted({r["chapter"] for r in records})
+    last_step = {}  # (problem, note) -> GB/s of the latest step
     for r in records:
         g = r.get("gbps") or 0
         for name in ("vs_vendor", "vs_prev", "vs_cpu"):
@@ -100,10 +98,11 @@ def add_ratios(records):
         lib = vendor.get((r["chapter"], r["problem"], r["n"], r.get("note", "")))
         if lib and r["role"] != "vendor":
             r["vs_vendor"] = round(g / lib, 4)
-        if r["role"] in ("step", "anti-example"):
-            earlier = [c for c in chapters if c < r["chapter"] and (c,) + key(r) in best_step]
-            if earlier:
-                r["vs_prev"] = round(g / best_step[(earlier[-1],) + key(r)], 4)
+        k = (r["problem"], r.get("note", ""))
+        if r["role"] in ("step", "anti-example") and last_step.get(k):
+            r["vs_prev"] = round(g / last_step[k], 4)
+        if r["role"] == "step":
+            last_step[k] = g
         if r["role"] in ("step", "vendor", "anti-example", "ceiling") and cpu_best.get(r["problem"]):
             r["vs_cpu"] = round(g / cpu_best[r["problem"]], 4)
     return records
@@ -153,7 +152,7 @@ def write_results(device, records, ran_chapters):
     if os.path.exists(base + ".json"):
         with open(base + ".json") as f:
             old = [r for r in json.load(f)["records"] if r["chapter"] not in ran_chapters]
-    merged = add_ratios(sorted(old + records, key=lambda r: r["chapter"]))
+    merged = add_ratios(sorted(old + records, key=lambda r: r["chapter"]))  # stable: keeps run order
     meta = {
         "gpu": device["name"], "cc": device["cc"], "sm_count": device["sm_count"],
         "memory_gb": device["memory_gb"], "l2_mb": device["l2_mb"],

@@ -24,7 +24,7 @@ profile() {
   local kernel=$1 metrics=$2 out kept
   shift 2
   out=$("$ncu" --clock-control none --metrics "$metrics" -k "regex:$kernel" -c 1 "$@" 2>&1) || true
-  kept=$(grep -E '^  [^ =].*\(|^    [a-z]+__' <<<"$out" || true)
+  kept=$(grep -E '^  [^ =].*\(|^    [a-z0-9_]+__' <<<"$out" || true)
   if [ -n "$kept" ]; then echo "$kept"; else grep -vE '^(PASS|FAIL) ' <<<"$out"; fi
 }
 
