@@ -267,6 +267,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="only compare; exit 1 on any difference")
     ap.add_argument("--no-plots", action="store_true", help="do not redraw the plots")
+    ap.add_argument("files", nargs="*", help="only these markdown files (default: README.md and docs/*.md)")
     args = ap.parse_args()
 
     results = load_results()
@@ -277,7 +278,8 @@ def main():
         except ImportError:
             print("matplotlib not installed: tables only (python3 -m pip install matplotlib for plots)")
             draw = False
-    docs = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(DOCS, "*.md")))
+    docs = [os.path.abspath(f) for f in args.files] or (
+        [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(DOCS, "*.md"))))
     stale, errors = [], []
     for path in docs:
         if not os.path.exists(path):
