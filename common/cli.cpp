@@ -94,8 +94,10 @@ Cli::Cli(std::string program, std::string summary)
   add_flag("--json", &common_.json, "print one JSON object per result");
 }
 
-void Cli::add_int(const std::string& name, int64_t* target, int64_t lo, int64_t hi,
-                  const std::string& help) {
+// One body for both integer widths: parse, range-check, store.
+template <class Int>
+Cli::Option Cli::integer_option(const std::string& name, Int* target, int64_t lo, int64_t hi,
+                           const std::string& help) {
   Option o;
   o.name = name;
   o.help = help;
@@ -105,26 +107,19 @@ void Cli::add_int(const std::string& name, int64_t* target, int64_t lo, int64_t 
     int64_t x;
     if (!parse_integer(v, &x) || x < lo || x > hi)
       return name + " expects an integer from " + range + ", got '" + v + "'";
-    *target = x;
+    *target = static_cast<Int>(x);
     return "";
   };
-  options_.push_back(o);
+  return o;
+}
+
+void Cli::add_int(const std::string& name, int64_t* target, int64_t lo, int64_t hi,
+                  const std::string& help) {
+  options_.push_back(integer_option(name, target, lo, hi, help));
 }
 
 void Cli::add_int(const std::string& name, int* target, int lo, int hi, const std::string& help) {
-  Option o;
-  o.name = name;
-  o.help = help;
-  o.range = range_text(int64_t{lo}, int64_t{hi});
-  const std::string range = o.range;
-  o.set = [=](const std::string& v) -> std::string {
-    int64_t x;
-    if (!parse_integer(v, &x) || x < lo || x > hi)
-      return name + " expects an integer from " + range + ", got '" + v + "'";
-    *target = static_cast<int>(x);
-    return "";
-  };
-  options_.push_back(o);
+  options_.push_back(integer_option(name, target, lo, hi, help));
 }
 
 void Cli::add_number(const std::string& name, double* target, double lo, double hi,

@@ -78,6 +78,9 @@ class Cli {
     std::function<std::string(const std::string&)> set;  // "" or an error
   };
   Option* find(const std::string& name);
+  template <class Int>
+  static Option integer_option(const std::string& name, Int* target, int64_t lo, int64_t hi,
+                               const std::string& help);
 
   std::string program_, summary_;
   std::vector<Option> options_;

@@ -71,6 +71,23 @@ inline std::vector<int64_t> sizes_to_verify(bool large, bool n_given, int64_t n)
 // Every power-of-two block size from one warp to the hardware limit.
 inline std::vector<int> block_sizes() { return {32, 64, 128, 256, 512, 1024}; }
 
+// What one --verify-only run covers: the sizes (see sizes_to_verify) and the
+// block sizes (every one, unless --block or --large picks one), after checking
+// that the largest size fits in device memory at bytes_per_float.
+struct VerifyPlan {
+  std::vector<int64_t> sizes;
+  std::vector<int> blocks;
+};
+inline VerifyPlan verify_plan(const Cli& cli, const Gpu& gpu, bool large, int64_t n, int block,
+                              double bytes_per_float) {
+  VerifyPlan plan;
+  plan.sizes = sizes_to_verify(large, cli.was_given("--n"), n);
+  plan.blocks = large || cli.was_given("--block") ? std::vector<int>{block} : block_sizes();
+  require_fits(gpu, large ? "--large" : "--n", *std::max_element(plan.sizes.begin(), plan.sizes.end()),
+               bytes_per_float);
+  return plan;
+}
+
 // --block as a choice among block_sizes(), so a bad value exits 2 naming the option.
 inline void add_block_option(Cli& cli, std::string* text, const std::string& help) {
   std::vector<std::string> choices;

@@ -397,3 +397,32 @@ inline void require_fits(const Gpu& gpu, const Options& t, double bytes_per_elem
 }
 
 }  // namespace sw::transpose
+
+namespace sw::transpose {
+
+// The whole main() of a chapter whose variants are float kernels: options, the
+// GPU, then the verify sweep (--verify-only) or the copy ceiling, cuBLAS and the
+// steps at the chosen size and at a cache-resident size.
+inline int run_float_chapter(int argc, char** argv, const char* program, const char* summary,
+                             const char* chapter, const std::vector<Variant<float>>& steps) {
+  Options t;
+  Cli cli(program, summary);
+  add_options(cli, &t, /*with_large=*/false);
+  const CommonOptions opt = cli.parse_or_exit(argc, argv);
+  check_sides(t);
+  const Gpu gpu = start_gpu(opt);
+  if (!opt.verify_only) require_fits(gpu, t, sizeof(float));
+  Report report(opt, gpu.copy_gbps, chapter, "transpose");
+  const Blas blas;
+  std::vector<Variant<float>> variants = {copy_variant<float>(), vendor_variant<float>(blas)};
+  variants.insert(variants.end(), steps.begin(), steps.end());
+  if (opt.verify_only) {
+    verify(report, variants, sweep_shapes(), opt.seed);
+    return report.exit_code();
+  }
+  benchmark(report, opt, variants, {t.rows, t.cols}, opt.seed);
+  benchmark_cache_resident(report, opt, variants, opt.seed);
+  return report.exit_code();
+}
+
+}  // namespace sw::transpose

@@ -125,7 +125,7 @@ def fmt(field, v):
     if field == "pct_of_copy":
         return f"{v:.1f}%"
     if field.startswith("vs_"):
-        return f"{v:.0f}x" if v >= 100 else f"{v:.1f}x" if v >= 10 else f"{v:.2f}x"
+        return f"{v:.0f}x" if v >= 100 else f"{v:.1f}x" if v >= 10 else f"{v:.2f}x" if v >= 0.1 else f"{v:.2g}x"
     if field == "extra.value":
         return f"{v:,.2f}"
     if isinstance(v, float):

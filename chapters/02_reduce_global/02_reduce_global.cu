@@ -104,10 +104,9 @@ int main(int argc, char** argv) {
   const double bytes_per_float = sizeof(float) * (1.0 + 1.0 / 32);  // data + block sums
 
   if (opt.verify_only) {
-    const auto sizes = rd::sizes_to_verify(large, cli.was_given("--n"), n);
-    const auto blocks = large || cli.was_given("--block") ? std::vector<int>{block} : rd::block_sizes();
-    sw::require_fits(gpu, large ? "--large" : "--n", *std::max_element(sizes.begin(), sizes.end()),
-                     bytes_per_float);
+    const rd::VerifyPlan plan = rd::verify_plan(cli, gpu, large, n, block, bytes_per_float);
+    const auto& sizes = plan.sizes;
+    const auto& blocks = plan.blocks;
     for (int64_t size : sizes) {
       const rd::Input in = rd::make_input(size, opt.seed);
       for (int b : blocks)

@@ -62,29 +62,12 @@ void launch_write_coalesced(const T* in, T* out, int64_t rows, int64_t cols) {
 
 }  // namespace
 
+// The harness adds the copy ceiling and cublasSgeam, then verifies or times all.
 int main(int argc, char** argv) {
-  sw::transpose::Options t;
-  sw::Cli cli("09_transpose_naive", "Naive matrix transpose: coalesced reads or coalesced writes.");
-  sw::transpose::add_options(cli, &t, /*with_large=*/false);
-  const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
-  sw::transpose::check_sides(t);
-  const sw::Gpu gpu = sw::start_gpu(opt);
-  if (!opt.verify_only) sw::transpose::require_fits(gpu, t, sizeof(float));
-  sw::Report report(opt, gpu.copy_gbps, "09", "transpose");
-  const sw::transpose::Blas blas;
-
-  const std::vector<sw::transpose::Variant<float>> variants = {
-      sw::transpose::copy_variant<float>(),
-      sw::transpose::vendor_variant<float>(blas),
+  const std::vector<sw::transpose::Variant<float>> steps = {
       {"naive-read-coalesced", "step", launch_read_coalesced<float>},
       {"naive-write-coalesced", "step", launch_write_coalesced<float>},
   };
-
-  if (opt.verify_only) {
-    sw::transpose::verify(report, variants, sw::transpose::sweep_shapes(), opt.seed);
-    return report.exit_code();
-  }
-  sw::transpose::benchmark(report, opt, variants, {t.rows, t.cols}, opt.seed);
-  sw::transpose::benchmark_cache_resident(report, opt, variants, opt.seed);
-  return report.exit_code();
+  return sw::transpose::run_float_chapter(
+      argc, argv, "09_transpose_naive", "Naive matrix transpose: coalesced reads or coalesced writes.", "09", steps);
 }

@@ -55,28 +55,11 @@ void launch_shared(const T* in, T* out, int64_t rows, int64_t cols) {
 
 }  // namespace
 
+// The harness adds the copy ceiling and cublasSgeam, then verifies or times all.
 int main(int argc, char** argv) {
-  sw::transpose::Options t;
-  sw::Cli cli("10_transpose_shared", "Matrix transpose through a 32x32 shared-memory tile.");
-  sw::transpose::add_options(cli, &t, /*with_large=*/false);
-  const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
-  sw::transpose::check_sides(t);
-  const sw::Gpu gpu = sw::start_gpu(opt);
-  if (!opt.verify_only) sw::transpose::require_fits(gpu, t, sizeof(float));
-  sw::Report report(opt, gpu.copy_gbps, "10", "transpose");
-  const sw::transpose::Blas blas;
-
-  const std::vector<sw::transpose::Variant<float>> variants = {
-      sw::transpose::copy_variant<float>(),
-      sw::transpose::vendor_variant<float>(blas),
+  const std::vector<sw::transpose::Variant<float>> steps = {
       {"shared-tile", "step", launch_shared<float>},
   };
-
-  if (opt.verify_only) {
-    sw::transpose::verify(report, variants, sw::transpose::sweep_shapes(), opt.seed);
-    return report.exit_code();
-  }
-  sw::transpose::benchmark(report, opt, variants, {t.rows, t.cols}, opt.seed);
-  sw::transpose::benchmark_cache_resident(report, opt, variants, opt.seed);
-  return report.exit_code();
+  return sw::transpose::run_float_chapter(
+      argc, argv, "10_transpose_shared", "Matrix transpose through a 32x32 shared-memory tile.", "10", steps);
 }
