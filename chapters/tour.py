@@ -80,7 +80,7 @@ def add_ratios(records):
 
     vs_prev compares a step with the step before it in the tutorial: the previous
     row of the same chapter, or the last step of an earlier chapter, for the same
-    problem and input (note). vs_vendor compares with the library in the same
+    problem, size and input (note). vs_vendor compares with the library in the same
     chapter, problem, size and input; vs_cpu with the best CPU baseline.
     """
     cpu_best, vendor = {}, {}
@@ -90,7 +90,7 @@ def add_ratios(records):
             cpu_best[r["problem"]] = max(cpu_best.get(r["problem"], 0), g)
         elif r["role"] == "vendor":
             vendor[(r["chapter"], r["problem"], r["n"], r.get("note", ""))] = g
-    last_step = {}  # (problem, note) -> GB/s of the latest step
+    last_step = {}  # (problem, n, note) -> GB/s of the latest step
     for r in records:
         g = r.get("gbps") or 0
         for name in ("vs_vendor", "vs_prev", "vs_cpu"):
@@ -98,7 +98,7 @@ def add_ratios(records):
         lib = vendor.get((r["chapter"], r["problem"], r["n"], r.get("note", "")))
         if lib and r["role"] != "vendor":
             r["vs_vendor"] = round(g / lib, 4)
-        k = (r["problem"], r.get("note", ""))
+        k = (r["problem"], r["n"], r.get("note", ""))
         if r["role"] in ("step", "anti-example") and last_step.get(k):
             r["vs_prev"] = round(g / last_step[k], 4)
         if r["role"] == "step":

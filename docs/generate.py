@@ -121,7 +121,7 @@ def fmt(field, v):
     if field in ("gbps", "copy_gbps", "theoretical_gbps"):
         return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
     if field in ("ms_median", "ms_min"):
-        return f"{v:.4g}" if v >= 0.01 else f"{v * 1000:.3g} us"
+        return f"{v:.4g}"
     if field == "pct_of_copy":
         return f"{v:.1f}%"
     if field.startswith("vs_"):

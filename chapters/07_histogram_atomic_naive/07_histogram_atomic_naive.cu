@@ -11,8 +11,9 @@
 //                  global-atomic-full   enough blocks to fill every SM
 // Why it is slow: every atomic travels to L2, and atomics on one address are
 //                done one after another there. 256 addresses for the whole GPU
-//                means long queues; with all bytes equal, one queue. One CPU
-//                core (chapter 01) counts into its L1 cache and wins.
+//                means long queues; with all bytes equal, one queue, slow
+//                enough that one CPU core (chapter 01) counting into its L1
+//                cache keeps up with the whole GPU.
 // Bottleneck:    the L2 atomic units' throughput on a few hot addresses, not DRAM.
 // Run:           build/chapters/07_histogram_atomic_naive [--bytes 2^30] [--offset K]
 //                [--dist uniform|equal|skewed|mix --value V --p P] [--file PATH]

@@ -7,7 +7,7 @@
 #      memory bank conflicts of the three addressing schemes (docs/03).
 #   2. chapter 02 against chapter 03's sequential scheme: bytes through L1 and
 #      DRAM, global tree against shared tree (docs/02).
-#   3. chapter 04: static against dynamic shared memory at 256 threads: the same
+#   3. chapter 04: static against dynamic shared memory at 256 threads: nearly the same
 #      instructions, only the launch's shared-memory split differs (docs/04).
 # About 30 s on an H100.
 set -euo pipefail
