@@ -68,7 +68,8 @@ def run_chapter(name, exe):
         elif rec.get("record") == "note":
             notes.append(rec["text"])
     if p.returncode == SKIP:
-        return [], "skipped: " + (p.stderr.strip().splitlines() or ["no reason given"])[-1]
+        why = (p.stderr.strip().splitlines() or ["no reason given"])[-1]
+        return [], "skipped: " + why.removeprefix("skipped: ")
     if p.returncode != 0:
         sys.stderr.write(p.stderr)
         return records, f"FAILED (exit {p.returncode})"
