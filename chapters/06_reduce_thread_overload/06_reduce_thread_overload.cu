@@ -39,81 +39,20 @@
 #include "common/device.h"
 #include "common/reduce_harness.h"
 #include "common/report.h"
+#include "reduce_overload.cuh"  // the kernel of this chapter, shared with 12 and 14
 
 namespace {
 
 namespace rd = sw::reduce;
 
-constexpr int kWarp = 32;
-constexpr unsigned kFullMask = 0xffffffffu;
-constexpr int kUnroll = 4;                    // float4 loads in flight per thread per iteration
-constexpr int kVec = 4;                       // floats per float4
+using ch06::Finish;
+using ch06::kUnroll;
+using ch06::kVec;
+using ch06::reduce_overload;
 constexpr int kMaxBlocksPerSm = 64;           // the --blocks-per-sm range
 const std::vector<int> kSweep = {1, 2, 4, 8, 16, 32};  // blocks per SM measured by the default run
 constexpr int64_t kLatencyN = int64_t{1} << 20;        // where launches, not bytes, dominate
 constexpr int kRepeatRuns = 20;               // runs compared bit for bit
-
-enum class Finish { kPartials, kAtomic };
-
-// --- the kernel --------------------------------------------------------------------------
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_down_sync(kFullMask, v, offset);
-  return v;
-}
-
-// The sum of v over the block, valid in thread 0: shuffles within each warp, the
-// warp sums through shared memory, shuffles again in warp 0.
-template <int kBlock>
-__device__ __forceinline__ float block_sum(float v) {
-  constexpr int kWarps = kBlock / kWarp;
-  v = warp_sum(v);
-  if constexpr (kWarps > 1) {
-    __shared__ float warp_sums[kWarps];
-    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-    if (lane == 0) warp_sums[warp] = v;
-    __syncthreads();
-    if (warp == 0) v = warp_sum(lane < kWarps ? warp_sums[lane] : 0.0f);
-  }
-  return v;
-}
-
-// Sums x[0, n) with gridDim.x * kBlock threads. x must be 16-byte aligned
-// (cudaMalloc gives 256). kPartials: block b writes out[b]; kAtomic: every block
-// adds into out[0].
-template <int kBlock, Finish kFinish>
-__global__ void __launch_bounds__(kBlock) reduce_overload(const float* __restrict__ x, int64_t n,
-                                                         float* __restrict__ out) {
-  const float4* x4 = reinterpret_cast<const float4*>(x);
-  const int64_t n4 = n / kVec;
-  const int64_t threads = static_cast<int64_t>(gridDim.x) * kBlock;
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x;
-
-  float sum = 0.0f;
-  int64_t i = first;
-  // kUnroll loads issued before any is used; each one is a warp-contiguous 512 bytes.
-  for (; i + (kUnroll - 1) * threads < n4; i += kUnroll * threads) {
-    float4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(x4 + i + u * threads);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
-  }
-  for (; i < n4; i += threads) {  // fewer than kUnroll float4s left for this thread
-    const float4 v = __ldg(x4 + i);
-    sum += (v.x + v.y) + (v.z + v.w);
-  }
-  if (first < n - kVec * n4) sum += x[kVec * n4 + first];  // the scalar tail: n % 4 floats
-
-  sum = block_sum<kBlock>(sum);
-  if (threadIdx.x == 0) {
-    if constexpr (kFinish == Finish::kAtomic)
-      atomicAdd(out, sum);
-    else
-      out[blockIdx.x] = sum;
-  }
-}
 
 // --- launches -------------------------------------------------------------------------------
 
@@ -138,12 +77,7 @@ int resident_blocks_per_sm(int block) {
   return std::max(blocks, 1);
 }
 
-// blocks_per_sm x SMs blocks, but no more than the data can keep busy: each thread
-// should get at least one full iteration of kUnroll float4s (this matters at 2^20).
-int64_t grid_for(int64_t n, int block, int blocks_per_sm, int sm_count) {
-  const int64_t useful = rd::ceil_div(n, int64_t{block} * kVec * kUnroll);
-  return std::clamp<int64_t>(useful, 1, int64_t{blocks_per_sm} * sm_count);
-}
+using ch06::grid_for;
 
 // Additions an element passes through in one launch over `count` floats with
 // `threads` threads: 2 inside its float4, one per float4 of its thread, 1 for the

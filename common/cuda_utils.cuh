@@ -1,0 +1,96 @@
+// One place for the CUDA idioms that every chapter uses.
+//
+//   sw::kWarp, sw::kFullMask          a warp's width and the mask of all its lanes
+//   sw::ceil_div(a, b)                blocks needed to cover a elements, b per block
+//   sw::sm_count()                    the current GPU's SMs (asked once, then cached)
+//   sw::resident_grid(kernel, block)  blocks that fit at once: one full wave
+//   sw::read(d) / sw::read(d, n)      copy one value / n values back to the host
+//   sw::PinnedBuffer<T>               page-locked host memory, freed on scope exit
+//   sw::same_bits(a, b)               bitwise equality (NaN == NaN, -0 != +0)
+//
+// CUDA only: include it from .cu and .cuh files.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "common/check.h"
+
+namespace sw {
+
+constexpr int kWarp = 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+__host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The number of SMs of the current device. The one place that asks.
+inline int sm_count() {
+  static int device = -1, count = 0;
+  int now = 0;
+  CUDA_CHECK(cudaGetDevice(&now));
+  if (now != device) {
+    CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, now));
+    device = now;
+  }
+  return count;
+}
+
+// Blocks of `kernel` resident per SM at this block size and dynamic shared memory
+// (at least 1), and the grid of one full wave: that many blocks on every SM.
+template <class Kernel>
+int resident_blocks_per_sm(Kernel kernel, int block, size_t dynamic_smem = 0) {
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, dynamic_smem));
+  return std::max(per_sm, 1);
+}
+template <class Kernel>
+int64_t resident_grid(Kernel kernel, int block, size_t dynamic_smem = 0) {
+  return int64_t{resident_blocks_per_sm(kernel, block, dynamic_smem)} * sm_count();
+}
+
+// Reading results back to the host: one word for it, `read`.
+template <class T>
+T read(const T* d) {
+  T v{};
+  CUDA_CHECK(cudaMemcpy(&v, d, sizeof(T), cudaMemcpyDeviceToHost));
+  return v;
+}
+template <class T>
+std::vector<T> read(const T* d, int64_t count) {
+  std::vector<T> v(static_cast<size_t>(count));
+  if (count > 0) CUDA_CHECK(cudaMemcpy(v.data(), d, static_cast<size_t>(count) * sizeof(T), cudaMemcpyDeviceToHost));
+  return v;
+}
+
+// Page-locked host memory: copies to and from it run at full PCIe/NVLink speed
+// and can be asynchronous.
+template <class T>
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(int64_t count) : count_(count) {
+    CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&ptr_),
+                              static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(T)));
+  }
+  ~PinnedBuffer() { cudaFreeHost(ptr_); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  T* get() const { return ptr_; }
+  int64_t count() const { return count_; }
+  T& operator[](int64_t i) const { return ptr_[i]; }
+
+ private:
+  T* ptr_ = nullptr;
+  int64_t count_ = 0;
+};
+
+// Bitwise equality: what "deterministic" and "exact" mean in this repository.
+template <class T>
+bool same_bits(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+}  // namespace sw
