@@ -92,6 +92,7 @@ Cli::Cli(std::string program, std::string summary)
   add_int("--seed", &common_.seed, 0, std::numeric_limits<int64_t>::max(), "seed of the data generators");
   add_flag("--verify-only", &common_.verify_only, "correctness sweep over awkward sizes, no timing");
   add_flag("--json", &common_.json, "print one JSON object per result");
+  add_flag("--list", &list_requested_, "print the program's steps, one per line, and exit");
 }
 
 // One body for both integer widths: parse, range-check, store.
@@ -235,6 +236,10 @@ CommonOptions Cli::parse_or_exit(int argc, const char* const* argv) {
   }
   if (help_requested_) {
     std::fputs(usage().c_str(), stdout);
+    std::exit(kExitOk);
+  }
+  if (list_requested_) {
+    for (const auto& name : steps_) std::printf("%s\n", name.c_str());
     std::exit(kExitOk);
   }
   return common_;

@@ -63,6 +63,11 @@ class Cli {
   // usage() and exit 0.
   CommonOptions parse_or_exit(int argc, const char* const* argv);
 
+  // The program's steps, in order: `--list` prints them, one per line, and exits 0.
+  // Every program declares them (from its version table); a test compares them
+  // with the "Steps:" line of the chapter's header.
+  void set_steps(std::vector<std::string> names) { steps_ = std::move(names); }
+
   // The common options' defaults, to change before parse (e.g. fewer reps for slow CPU work).
   CommonOptions& defaults() { return common_; }
   bool help_requested() const { return help_requested_; }
@@ -86,6 +91,8 @@ class Cli {
   std::vector<Option> options_;
   CommonOptions common_;
   bool help_requested_ = false;
+  bool list_requested_ = false;
+  std::vector<std::string> steps_;
 };
 
 // The one-line message for a size that does not fit in device memory, or ""
