@@ -1,16 +1,24 @@
-// Host-side harness of the reduction chapters (02-06): the inputs and their CPU
-// references, the verify sweep, CUB as the vendor line, the standard benchmark
-// of a sum, chapter 01's 1.23 precision lesson, and the repeated launches that
-// chapters 03-05 finish with. The kernels stay in their chapters; only what all
-// five would otherwise repeat lives here.
+// Host-side harness of the reduction chapters (02-06). A chapter writes its
+// kernels and, right under each, a plain launcher of one whole sum; it lists them
+// in a version table of Steps; the harness does the rest: the input and its CPU
+// reference, the buffers every launch writes into, poisoning, the checks, the
+// timing, CUB as the vendor line and chapter 01's 1.23 precision lesson.
 //
-//   namespace rd = sw::reduce;
-//   const rd::Input in = rd::make_input(n, opt.seed);    // GPU data + CPU reference
-//   rd::Variant v = my_variant(in);                      // name, run, read, poison, depth
-//   rd::verify(report, v, in, "my-variant n=257");       // --verify-only: one PASS/FAIL line
-//   rd::bench(opt, report, rd::cub_variant(in, sms), in);  // the vendor line first
-//   rd::bench(opt, report, v, in);                       // then each variant
-//   rd::lesson(opt, report, [&](const rd::Input& l) { return my_variant(l); });
+//   void launch_sequential(const rd::Sum& s);     // every launch of one sum
+//   int64_t depth_sequential(const rd::Sum& s);   // its error bound (see Step)
+//   const std::vector<rd::Step> kSteps = {{"sequential", launch_sequential, depth_sequential}};
+//   int main(int argc, char** argv) {
+//     rd::Chapter ch{"03_reduce_shared", "one-line summary", "03", kSteps};
+//     return rd::run_chapter(argc, argv, ch);
+//   }
+//
+// Chapters whose host code is the lesson (04's block sizes; 06's sweeps, census
+// and small sums) write a short main from the same parts: make_cli and start,
+// make_input, verify, measure / bench, bench_cub and lesson.
+//
+// Every checked run follows one protocol: poison every output, run, check against
+// the reference. A benchmark then times the runs and checks the last timed result
+// again (for a kSameBits step also bit for bit against the first).
 //
 // CUDA only (it includes CUB): include it from .cu files.
 #pragma once
@@ -23,15 +31,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "common/check.h"
 #include "common/cli.h"
+#include "common/cuda_utils.cuh"
 #include "common/data.h"
 #include "common/device.h"
 #include "common/gpu_timer.h"
@@ -43,12 +51,15 @@ namespace sw::reduce {
 
 constexpr int64_t kDefaultN = int64_t{1} << 28;     // 1 GiB of floats, far beyond any L2
 constexpr int kDefaultBlock = 256;
+constexpr int kMaxBlocksPerSm = 64;                 // chapter 06's --blocks-per-sm range
 constexpr int64_t kLessonCount = 100000000;         // chapter 01's lesson: 1e8 copies of 1.23f
 constexpr float kLessonValue = 1.23f;
 constexpr int kLessonReps = 3;
 constexpr int kSweepReps = 10;                      // sweeps: fewer timed runs per point
-
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int kCallsPerRun = 10;                    // back-to-back and graph timing: calls per timed run
+// Device memory per float summed: the input, block sums of one per 32 floats and
+// the next pass's, one per 1024 (see Sum).
+constexpr double kBytesPerFloat = sizeof(float) * (1.0 + 1.0 / 32 + 1.0 / 1024);
 
 // --- what --verify-only covers ------------------------------------------------------
 
@@ -61,42 +72,13 @@ inline std::vector<int64_t> verify_sizes() {
 inline std::vector<int64_t> large_sizes() {
   return {(int64_t{1} << 31) + 17, (int64_t{1} << 32) + 5};
 }
-// The sizes to verify: --large, a single --n, or the sweep.
-inline std::vector<int64_t> sizes_to_verify(bool large, bool n_given, int64_t n) {
-  if (large) return large_sizes();
-  if (n_given) return {n};
-  return verify_sizes();
-}
 
 // Every power-of-two block size from one warp to the hardware limit.
 inline std::vector<int> block_sizes() { return {32, 64, 128, 256, 512, 1024}; }
 
-// What one --verify-only run covers: the sizes (see sizes_to_verify) and the
-// block sizes (every one, unless --block or --large picks one), after checking
-// that the largest size fits in device memory at bytes_per_float.
-struct VerifyPlan {
-  std::vector<int64_t> sizes;
-  std::vector<int> blocks;
-};
-inline VerifyPlan verify_plan(const Cli& cli, const Gpu& gpu, bool large, int64_t n, int block,
-                              double bytes_per_float) {
-  VerifyPlan plan;
-  plan.sizes = sizes_to_verify(large, cli.was_given("--n"), n);
-  plan.blocks = large || cli.was_given("--block") ? std::vector<int>{block} : block_sizes();
-  require_fits(gpu, large ? "--large" : "--n", *std::max_element(plan.sizes.begin(), plan.sizes.end()),
-               bytes_per_float);
-  return plan;
-}
-
-// --block as a choice among block_sizes(), so a bad value exits 2 naming the option.
-inline void add_block_option(Cli& cli, std::string* text, const std::string& help) {
-  std::vector<std::string> choices;
-  for (int b : block_sizes()) choices.push_back(std::to_string(b));
-  cli.add_choice("--block", text, choices, help);
-}
-
 // Calls f(std::integral_constant<int, B>{}) for the run-time block size B, so a
-// kernel templated on its block size can be launched from a command-line value.
+// kernel templated on its block size can be launched from a command-line value:
+// inside f, `b` converts to B as a compile-time constant (reduce_shuffle<b>).
 template <class F>
 void dispatch_block(int block, F&& f) {
   switch (block) {
@@ -122,6 +104,49 @@ inline unsigned grid_size(int64_t blocks) {
   return static_cast<unsigned>(blocks);
 }
 
+// --- what a launcher gets -------------------------------------------------------------
+
+// The input of one sum and every buffer a step may write. The harness allocates
+// them for the input's size and poisons them before every checked run.
+struct Sum {
+  float* x;               // the input, n floats (chapter 02 sums in place over them)
+  int64_t n;
+  int block;              // threads per block (a chapter with a compiled-in size ignores it)
+  int blocks_per_sm;      // chapter 06: the grid is blocks_per_sm x SMs
+  cudaStream_t stream;    // chapter 06 launches here, so that a CUDA graph can capture it
+  float* partials;        // ceil(n / 32) floats: block sums, one per 32 or more floats
+  float* partials2;       // ceil(n / 1024) floats: the block sums of the next pass
+  float* host_partials;   // ceil(n / 32) floats on the host, for a finish on the host
+  float* out;             // a finish on the GPU leaves the sum here
+  double* host_out;       // a finish on the host leaves it here (kFinishOnHost)
+  unsigned* ticket;       // a counter: 0 before every launch, and the launch leaves it 0
+};
+
+using Launch = void (*)(const Sum&);  // every launch of one whole sum, each checked
+using Depth = int64_t (*)(const Sum&);
+
+// What the harness must know of a step beyond its launch (Step::traits, or-ed).
+enum : unsigned {
+  kSameBits = 1,         // a fixed order of additions: every run gives the same bits (checked)
+  kOverwritesInput = 2,  // the launch writes over x: restored before every run, outside the timing
+  kFinishOnHost = 4,     // the sum ends in *host_out, not in out
+};
+
+// One row of a chapter's version table.
+struct Step {
+  const char* name;            // the row's name; its launcher is launch_<name>
+  Launch launch;
+  Depth depth;                 // the error bound: the most additions any element passes through
+  const char* role = "step";   // or "anti-example"
+  unsigned traits = 0;
+};
+
+// The run-time settings of one row; they go into the row's extra too.
+struct Config {
+  int block = kDefaultBlock;
+  int blocks_per_sm = 0;  // chapter 06 only; 0 leaves it out of the row
+};
+
 // --- inputs -------------------------------------------------------------------------
 
 // The CPU reference straight from the generator (data.h), without a host copy of
@@ -132,10 +157,8 @@ inline void reference_sum(int64_t n, uint64_t seed, double* sum, double* abs_sum
   constexpr int64_t kChunk = int64_t{1} << 16;
   const int64_t chunks = ceil_div(n, kChunk);
   std::vector<double> s(chunks, 0.0), a(chunks, 0.0);
-  // parallel_for sizes its pool by the count it is given, so it gets the element
-  // count; each thread takes the chunks that start inside its range.
-  parallel_for(chunks * kChunk, [&](int64_t begin, int64_t end) {
-    for (int64_t c = ceil_div(begin, kChunk); c < ceil_div(end, kChunk); ++c) {
+  parallel_for(chunks, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
       double cs = 0, ca = 0;
       for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
         const double v = float_value(seed, static_cast<uint64_t>(i));
@@ -145,7 +168,7 @@ inline void reference_sum(int64_t n, uint64_t seed, double* sum, double* abs_sum
       s[c] = cs;
       a[c] = ca;
     }
-  });
+  }, /*grain=*/1);
   *sum = 0;
   *abs_sum = 0;
   for (int64_t c = 0; c < chunks; ++c) {
@@ -154,15 +177,29 @@ inline void reference_sum(int64_t n, uint64_t seed, double* sum, double* abs_sum
   }
 }
 
-// The floats of one sum, on the GPU, with their CPU reference.
+// The floats of one sum on the GPU, their CPU reference, and the buffers of Sum.
 struct Input {
   int64_t n = 0;
   uint64_t seed = 0;
   bool constant = false;  // the lesson's input: every element is kLessonValue
   double ref = 0;         // the sum, in double
   double abs_sum = 0;     // sum of |x_i|, for the error bound
-  DeviceBuffer<float> x;
+  DeviceBuffer<float> x, partials, partials2, out;
+  DeviceBuffer<unsigned> ticket;
+  std::unique_ptr<float[]> host_partials;
+  std::unique_ptr<double> host_out;
 
+  void allocate(int64_t count) {
+    n = count;
+    x.allocate(n);
+    partials.allocate(ceil_div(n, 32));
+    partials2.allocate(ceil_div(n, 1024));
+    out.allocate(1);
+    ticket.allocate(1);
+    CUDA_CHECK(cudaMemset(ticket.get(), 0, sizeof(unsigned)));
+    host_partials.reset(new float[ceil_div(n, 32)]);  // not touched unless a step uses it
+    host_out.reset(new double(NAN));
+  }
   // Writes the data (again): chapter 02's kernel overwrites its input.
   void refill() const {
     if (constant)
@@ -170,14 +207,25 @@ struct Input {
     else
       fill_floats(x.get(), n, seed);
   }
+  Sum sum(const Config& c, cudaStream_t stream = nullptr) const {
+    return {x.get(), n, c.block, c.blocks_per_sm, stream, partials.get(), partials2.get(), host_partials.get(),
+            out.get(), host_out.get(), ticket.get()};
+  }
+  // Every output a step may write (never the ticket: a launch must find it 0).
+  void poison() const {
+    sw::poison(partials.get(), partials.bytes());
+    sw::poison(partials2.get(), partials2.bytes());
+    sw::poison(out.get(), out.bytes());
+    *host_out = NAN;
+  }
+  double result(const Step& step) const { return step.traits & kFinishOnHost ? *host_out : sw::read(out.get()); }
 };
 
 // Mixed signs and magnitudes from the seed (never zeros, never all equal).
 inline Input make_input(int64_t n, uint64_t seed) {
   Input in;
-  in.n = n;
   in.seed = seed;
-  in.x.allocate(n);
+  in.allocate(n);
   in.refill();
   reference_sum(n, seed, &in.ref, &in.abs_sum);
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -188,9 +236,8 @@ inline Input make_input(int64_t n, uint64_t seed) {
 // (24 + 27 significant bits: exact), not the decimal 123000000.
 inline Input make_lesson_input() {
   Input in;
-  in.n = kLessonCount;
   in.constant = true;
-  in.x.allocate(in.n);
+  in.allocate(kLessonCount);
   in.refill();
   in.ref = static_cast<double>(kLessonValue) * static_cast<double>(kLessonCount);
   in.abs_sum = in.ref;
@@ -198,200 +245,360 @@ inline Input make_lesson_input() {
   return in;
 }
 
-// --- one way to sum -------------------------------------------------------------------
+// --- one checked run --------------------------------------------------------------------
 
-struct Variant {
-  std::string name;                // short kebab-case, a table row
-  std::function<void()> run;       // the timed work: every launch of one whole sum
-  std::function<double()> read;    // the result of the last run, on the host (untimed)
-  std::function<void()> poison;    // poisons every output run() writes
-  int64_t depth = 1;               // the most additions any element passes through
-  std::function<void()> before;    // optional, untimed before every run (restores an input)
-  std::string role = "step";
-  bool deterministic = false;      // the result must be bitwise the same on every run
-};
-
-// A float read back from the GPU.
-inline double read_scalar(const float* d) {
-  float v = 0;
-  CUDA_CHECK(cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost));
-  return v;
+// " n=1000003 block=256 blocks_per_sm=8": what a PASS/FAIL line names.
+inline std::string describe(int64_t n, const Config& c) {
+  std::string s = " n=" + std::to_string(n) + " block=" + std::to_string(c.block);
+  if (c.blocks_per_sm) s += " blocks_per_sm=" + std::to_string(c.blocks_per_sm);
+  return s;
 }
 
-inline bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
-// One run on poisoned outputs; returns its result.
-inline double run_once(const Variant& v) {
-  if (v.before) v.before();
-  v.poison();
-  v.run();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return v.read();
-}
-
-inline SumCheck check(const Variant& v, const Input& in, double got) {
-  return check_sum(got, in.ref, in.abs_sum, v.depth, in.n);
-}
-
-inline std::string describe(double got, const Input& in, const SumCheck& c) {
+inline std::string describe_error(double got, const Input& in, const SumCheck& c) {
   char buf[160];
-  std::snprintf(buf, sizeof buf, "got %.9g, want %.9g: error %.3g > bound %.3g", got, in.ref,
-                c.abs_error, c.bound);
+  std::snprintf(buf, sizeof buf, "got %.9g, want %.9g: error %.3g > bound %.3g", got, in.ref, c.abs_error, c.bound);
   return buf;
 }
 
-// One poisoned run compared with the reference: one PASS/FAIL line. `what` names
-// the case (default: "<variant> n=<n>").
-inline bool verify(Report& report, const Variant& v, const Input& in, const std::string& what = "") {
-  const double got = run_once(v);
-  const SumCheck c = check(v, in, got);
-  report.check(c.ok, what.empty() ? v.name + " n=" + std::to_string(in.n) : what,
-               c.ok ? "" : describe(got, in, c));
-  return c.ok;
+inline SumCheck check(const Step& step, const Input& in, const Config& c, double got) {
+  return check_sum(got, in.ref, in.abs_sum, step.depth(in.sum(c)), in.n);
+}
+
+// One run on poisoned outputs; returns its result.
+inline double run_once(const Step& step, const Input& in, const Config& c) {
+  if (step.traits & kOverwritesInput) in.refill();
+  in.poison();
+  step.launch(in.sum(c));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return in.result(step);
+}
+
+// One poisoned run compared with the reference: one PASS/FAIL line.
+inline bool verify(Report& report, const Step& step, const Input& in, const Config& c) {
+  const double got = run_once(step, in, c);
+  const SumCheck k = check(step, in, c, got);
+  report.check(k.ok, step.name + describe(in.n, c), k.ok ? "" : describe_error(got, in, k));
+  return k.ok;
 }
 
 // `runs` poisoned runs; passes when every result is bitwise the same as the first
 // (and that one is right).
-inline bool verify_repeatable(Report& report, const Variant& v, const Input& in, int runs,
-                              const std::string& what) {
-  const double first = run_once(v);
+inline bool verify_repeatable(Report& report, const Step& step, const Input& in, const Config& c, int runs) {
+  const double first = run_once(step, in, c);
   int differing = 0;
-  for (int r = 1; r < runs; ++r) differing += !same_bits(run_once(v), first);
-  const SumCheck c = check(v, in, first);
-  const bool ok = c.ok && differing == 0;
-  report.check(ok, what,
-               ok ? "" : (c.ok ? std::to_string(differing) + " of " + std::to_string(runs) +
-                                     " runs gave other bits"
-                               : describe(first, in, c)));
+  for (int r = 1; r < runs; ++r) differing += !same_bits(run_once(step, in, c), first);
+  const SumCheck k = check(step, in, c, first);
+  const bool ok = k.ok && differing == 0;
+  const std::string what = std::string(step.name) + " bitwise identical over " + std::to_string(runs) + " runs";
+  report.check(ok, what + describe(in.n, c),
+               ok ? "" : (k.ok ? std::to_string(differing) + " of " + std::to_string(runs) + " runs gave other bits"
+                               : describe_error(first, in, k)));
   return ok;
 }
 
-// The standard benchmark of a sum: one checked run on poisoned outputs, then
-// time_gpu (before() outside the timed region), then the last timed run's result
-// checked again (and, for a deterministic variant, compared bit for bit).
-// Bytes: the input read once and the result written once.
-inline Result bench(const CommonOptions& opt, Report& report, const Variant& v, const Input& in,
-                    std::map<std::string, double> extra = {}, const std::string& note = "") {
-  const double first = run_once(v);
-  const Timing t = time_gpu(opt, v.run, [&] {
-    if (v.before) v.before();
-  });
-  const double last = v.read();
-  const SumCheck c_first = check(v, in, first), c_last = check(v, in, last);
-  bool ok = c_first.ok && c_last.ok;
-  if (v.deterministic) ok = ok && same_bits(first, last);
-  Result r{v.name, in.n, sizeof(float) * (static_cast<double>(in.n) + 1), t, ok, v.role};
-  r.extra = std::move(extra);
+// How many different results (bit patterns) `runs` runs give: 1 for a fixed order.
+inline int count_distinct(const Step& step, const Input& in, const Config& c, int runs) {
+  std::set<uint32_t> seen;
+  for (int r = 0; r < runs; ++r) {
+    const float got = static_cast<float>(run_once(step, in, c));
+    uint32_t bits;
+    std::memcpy(&bits, &got, sizeof bits);
+    seen.insert(bits);
+  }
+  return static_cast<int>(seen.size());
+}
+
+// --- timing -----------------------------------------------------------------------------
+
+// How one sum is timed. kAlone: one call per timed run (common/gpu_timer.h: the
+// stream drains between runs, so each includes the launch latency). kBackToBack:
+// kCallsPerRun calls in a row between one pair of events, time / kCallsPerRun.
+// kGraph: the same calls captured once into a CUDA graph, one graph launch per
+// timed run, time / kCallsPerRun.
+enum class Mode { kAlone, kBackToBack, kGraph };
+
+static_assert(kCallsPerRun == 10, "mode_name says graph-of-10");
+inline const char* mode_name(Mode mode) {
+  switch (mode) {
+    case Mode::kBackToBack: return "back-to-back";
+    case Mode::kGraph: return "graph-of-10";
+    default: return "alone";
+  }
+}
+
+// A debug build's CHECK_LAUNCH synchronizes, which a stream capture forbids.
+#ifdef NDEBUG
+constexpr bool kGraphsWork = true;
+#else
+constexpr bool kGraphsWork = false;
+#endif
+
+// One timed run in a Mode; call(stream) makes one call. A graph is captured on a
+// stream of its own and launched on the default stream, where gpu_timer.h's
+// events are.
+template <class Call>
+class Runs {
+ public:
+  Runs(Mode mode, Call call) : mode_(mode), call_(call) {
+    if (mode != Mode::kGraph) return;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
+    for (int i = 0; i < kCallsPerRun; ++i) call_(stream_);
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+  }
+  ~Runs() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  Runs(const Runs&) = delete;
+  Runs& operator=(const Runs&) = delete;
+
+  void operator()() const {
+    if (mode_ == Mode::kGraph) {
+      CUDA_CHECK(cudaGraphLaunch(exec_, nullptr));
+      return;
+    }
+    for (int i = 0; i < calls(); ++i) call_(nullptr);
+  }
+  int calls() const { return mode_ == Mode::kAlone ? 1 : kCallsPerRun; }
+
+ private:
+  Mode mode_;
+  Call call_;
+  cudaStream_t stream_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+// A timing of whole runs as the time of one call.
+inline Timing per_call(Timing t, int calls) {
+  t.ms_median /= calls;
+  t.ms_min /= calls;
+  return t;
+}
+
+// Fewer timed runs per point, for the sweeps.
+inline CommonOptions sweep_options(const CommonOptions& opt) {
+  CommonOptions few = opt;
+  few.reps = std::min(opt.reps, kSweepReps);
+  return few;
+}
+
+// The protocol of every measurement: poison, one run, check; time; check the last
+// timed result again (bit for bit against the first when same_bits). `last`, if
+// given, receives the last result. Bytes: the input read once, the sum written once.
+template <class Call, class Before, class Read>
+Result measure_calls(const CommonOptions& opt, Mode mode, const Input& in, const std::string& name, int64_t depth,
+                     bool same_bits_required, Call call, Before before, Read read, double* last = nullptr) {
+  const Runs<Call> runs(mode, call);
+  before();
+  in.poison();
+  runs();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const double first = read();
+  const Timing t = per_call(time_gpu(opt, runs, before), runs.calls());
+  const double final_value = read();
+  const SumCheck c_first = check_sum(first, in.ref, in.abs_sum, depth, in.n);
+  const SumCheck c_last = check_sum(final_value, in.ref, in.abs_sum, depth, in.n);
+  const bool ok = c_first.ok && c_last.ok && (!same_bits_required || same_bits(first, final_value));
+  Result r{name, in.n, sizeof(float) * (static_cast<double>(in.n) + 1), t, ok};
   r.extra["rel_error"] = c_last.rel_error;
-  r.note = note;
+  if (last) *last = final_value;
+  return r;
+}
+
+// One step, measured (not yet reported): its row with extra block, blocks_per_sm
+// and rel_error. The chapter may rename it, change its role, note or problem.
+inline Result measure(const CommonOptions& opt, const Step& step, const Input& in, const Config& c,
+                      Mode mode = Mode::kAlone, double* last = nullptr) {
+  if ((step.traits & kOverwritesInput) && mode != Mode::kAlone) {
+    std::fprintf(stderr, "error: %s overwrites its input: it can only be timed alone\n", step.name);
+    std::exit(kExitFailed);
+  }
+  const auto call = [&](cudaStream_t stream) { step.launch(in.sum(c, stream)); };
+  const auto before = [&] {
+    if (step.traits & kOverwritesInput) in.refill();
+  };
+  const auto read = [&] { return in.result(step); };
+  Result r = measure_calls(opt, mode, in, step.name, step.depth(in.sum(c)), step.traits & kSameBits, call, before,
+                           read, last);
+  r.role = step.role;
+  r.extra["block"] = c.block;
+  if (c.blocks_per_sm) r.extra["blocks_per_sm"] = c.blocks_per_sm;
+  return r;
+}
+
+// measure(), then the row goes into the report.
+inline Result bench(const CommonOptions& opt, Report& report, const Step& step, const Input& in, const Config& c) {
+  const Result r = measure(opt, step, in, c);
   report.add(r);
   return r;
 }
 
-// Chapter 01's precision lesson, on this chapter's best variant: 1e8 copies of
-// 1.23f (the float loop stalls at 2^25). make(input) builds the variant for an
-// input. Recorded as role "lesson", problem "sum-of-1.23", with extra rel_error
-// against the exact sum of the floats and the value itself.
-template <class Make>
-Result lesson(const CommonOptions& opt, Report& report, Make&& make) {
-  const Input in = make_lesson_input();
-  const Variant v = make(in);
-  CommonOptions few = opt;
-  few.reps = std::min(opt.reps, kLessonReps);
-  few.warmup = std::min(opt.warmup, 1);
-  const double got = run_once(v);
-  const Timing t = time_gpu(few, v.run, [&] {
-    if (v.before) v.before();
-  });
-  const SumCheck c = check(v, in, got);
-  Result r{v.name, in.n, sizeof(float) * static_cast<double>(in.n), t, c.ok, "lesson"};
-  r.problem = "sum-of-1.23";
-  r.extra = {{"value", got}, {"rel_error", std::fabs(got - in.ref) / in.ref}};
-  report.add(r);
-  return r;
+// The time of one call of launch(stream), which computes nothing: a row of n 0 and
+// no bytes, always ok. (Chapter 06's empty kernel: the floor of every small sum.)
+inline Result time_launch(const CommonOptions& opt, const std::string& name, void (*launch)(cudaStream_t), Mode mode) {
+  const Runs<void (*)(cudaStream_t)> runs(mode, launch);
+  const Timing t = per_call(time_gpu(opt, runs), runs.calls());
+  return Result{name, 0, 0.0, t, true};
 }
 
 // --- the vendor line ------------------------------------------------------------------
 
-// cub::DeviceReduce::Sum, with its temporary storage allocated here, once,
-// outside any timed loop. The variant owns its buffers; `in` must outlive it.
+// cub::DeviceReduce::Sum into the input's `out`, with its temporary storage
+// allocated here, outside the timing; role "vendor".
 //
 // CUB does not document its order of additions. The bound assumes what CUB
 // does: a grid of at least one 128-thread block per SM, each thread adding its
 // items in sequence, then trees of fewer than 64 levels.
-inline Variant cub_variant(const Input& in, int sm_count) {
-  struct State {
-    DeviceBuffer<float> out{1};
-    DeviceBuffer<unsigned char> temp;
-    size_t temp_bytes = 0;
+inline Result measure_cub(const CommonOptions& opt, const Input& in, Mode mode = Mode::kAlone) {
+  size_t temp_bytes = 0;
+  CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, in.x.get(), in.out.get(), in.n));
+  const DeviceBuffer<unsigned char> temp(static_cast<int64_t>(std::max<size_t>(temp_bytes, 1)));
+  const auto call = [&](cudaStream_t stream) {
+    CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), temp_bytes, in.x.get(), in.out.get(), in.n, stream));
   };
-  auto s = std::make_shared<State>();
-  const float* x = in.x.get();
-  const int64_t n = in.n;
-  CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, s->temp_bytes, x, s->out.get(), n));
-  s->temp.allocate(static_cast<int64_t>(std::max<size_t>(s->temp_bytes, 1)));
-  Variant v;
-  v.name = "cub";
-  v.role = "vendor";
-  v.run = [s, x, n] {
-    CUDA_CHECK(cub::DeviceReduce::Sum(s->temp.get(), s->temp_bytes, x, s->out.get(), n));
-  };
-  v.read = [s] { return read_scalar(s->out.get()); };
-  v.poison = [s] { sw::poison(s->out.get(), s->out.bytes()); };
-  v.depth = ceil_div(n, int64_t{128} * std::max(sm_count, 1)) + 64;
-  return v;
+  const auto read = [&] { return static_cast<double>(sw::read(in.out.get())); };
+  const int64_t depth = ceil_div(in.n, int64_t{128} * std::max(sm_count(), 1)) + 64;
+  Result r = measure_calls(opt, mode, in, "cub", depth, false, call, [] {}, read);
+  r.role = "vendor";
+  return r;
 }
 
-// --- chapters 03-05: finish by launching again ------------------------------------------
+inline Result bench_cub(const CommonOptions& opt, Report& report, const Input& in) {
+  const Result r = measure_cub(opt, in);
+  report.add(r);
+  return r;
+}
 
-// Chapters 03-05 finish on the GPU: the same kernel runs again over the block sums
-// until one value is left (the paper's recursive launches). This owns the two
-// ping-pong buffers of block sums and the result; a chapter's variant holds it
-// in a shared_ptr, so the variant owns its buffers.
-class MultiPass {
- public:
-  // per_block: how many values one block of the kernel sums.
-  MultiPass(int64_t n, int64_t per_block)
-      : n_(n),
-        per_block_(per_block),
-        a_(std::max<int64_t>(1, ceil_div(n, per_block))),
-        b_(std::max<int64_t>(1, ceil_div(a_.count(), per_block))),
-        result_(1) {}
+// --- chapter 01's lesson ----------------------------------------------------------------
 
-  // launch(in, out, count, blocks) launches one pass: `blocks` blocks turn the
-  // `count` values of `in` into `blocks` sums in `out`. A pass never reads the
-  // buffer it writes.
-  template <class Launch>
-  void run(const float* x, Launch&& launch) const {
-    const float* in = x;
-    int64_t count = n_;
-    for (int pass = 0;; ++pass) {
-      const int64_t blocks = ceil_div(count, per_block_);
-      float* out = blocks == 1 ? result_.get() : (pass % 2 == 0 ? a_.get() : b_.get());
-      launch(in, out, count, blocks);
-      if (blocks == 1) return;
-      in = out;
-      count = blocks;
-    }
-  }
+// Chapter 01's precision lesson, on this chapter's best step: 1e8 copies of 1.23f
+// (the float loop stalls at 2^25). Role "lesson", problem "sum-of-1.23", note
+// "1e8 x 1.23", extra rel_error against the exact sum of the floats and the value.
+inline Result lesson(const CommonOptions& opt, Report& report, const Step& step, const Config& c) {
+  const Input in = make_lesson_input();
+  CommonOptions few = opt;
+  few.reps = std::min(opt.reps, kLessonReps);
+  few.warmup = std::min(opt.warmup, 1);
+  double value = 0;
+  Result r = measure(few, step, in, c, Mode::kAlone, &value);
+  r.role = "lesson";
+  r.problem = "sum-of-1.23";
+  r.note = "1e8 x 1.23";
+  r.bytes = sizeof(float) * static_cast<double>(in.n);
+  r.extra["value"] = value;
+  r.extra["rel_error"] = std::fabs(value - in.ref) / in.ref;
+  report.add(r);
+  return r;
+}
 
-  int passes() const {
-    int p = 1;
-    for (int64_t count = n_; count > per_block_; count = ceil_div(count, per_block_)) ++p;
-    return p;
-  }
-  // Every pass is a tree of per_pass levels over its values.
-  int64_t depth(int64_t per_pass) const { return passes() * per_pass; }
-  void poison() const {
-    sw::poison(a_.get(), a_.bytes());
-    sw::poison(b_.get(), b_.bytes());
-    sw::poison(result_.get(), result_.bytes());
-  }
-  double read() const { return read_scalar(result_.get()); }
+// --- a chapter's program ----------------------------------------------------------------
 
- private:
-  int64_t n_, per_block_;
-  DeviceBuffer<float> a_, b_, result_;
+struct Chapter {
+  const char* program;  // "03_reduce_shared"
+  const char* summary;  // one line for --help
+  const char* number;   // "03"
+  std::vector<Step> steps;
+  int block = 0;              // the block size compiled into the kernels (no --block); 0: --block picks it
+  bool large = false;         // offers --large: --verify-only past 2^31 and 2^32
+  bool variant = false;       // offers --variant: all steps, or one (run_chapter: when there are several)
+  const char* block_help = "threads per block";
 };
+
+// The options every reduction program shares (make_cli declares them).
+struct Options {
+  int64_t n = kDefaultN;
+  std::string block = std::to_string(kDefaultBlock);
+  std::string variant = "all";
+  bool large = false;
+};
+
+// --n, --block (unless compiled in), --variant (if asked) and --large (if asked);
+// --list prints the steps. A chapter may add its own options before start().
+inline Cli make_cli(const Chapter& ch, Options* o) {
+  Cli cli(ch.program, ch.summary);
+  cli.add_int("--n", &o->n, 1, kMaxElements, "floats to sum");
+  std::vector<std::string> names;
+  for (const Step& s : ch.steps) names.push_back(s.name);
+  if (!ch.block) {
+    std::vector<std::string> blocks;
+    for (int b : block_sizes()) blocks.push_back(std::to_string(b));
+    cli.add_choice("--block", &o->block, blocks, ch.block_help);
+  }
+  if (ch.variant) {
+    std::vector<std::string> choices = {"all"};
+    choices.insert(choices.end(), names.begin(), names.end());
+    cli.add_choice("--variant", &o->variant, choices, "the step(s) to run");
+  }
+  if (ch.large) cli.add_flag("--large", &o->large, "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
+  cli.set_steps(names);
+  return cli;
+}
+
+// A parsed command line, the GPU and the report.
+struct Setup {
+  CommonOptions opt;
+  Gpu gpu;
+  Report report;
+  int64_t n;
+  int block;                   // --block, or the chapter's compiled-in size
+  bool large;
+  std::vector<Step> steps;     // those --variant chose (all by default)
+  // --verify-only: the sizes (--large's, --n alone, or verify_sizes()) and the block
+  // sizes (every one, unless --block or --large picks one or the chapter has one).
+  std::vector<int64_t> sizes;
+  std::vector<int> blocks;
+  bool full_sweep;             // --verify-only with neither --n nor --large
+};
+
+// Parses (bad input exits 2), starts the GPU (none: exits 77) and checks that the
+// largest size fits in device memory (else exits 2 naming the option).
+inline Setup start(Cli& cli, const Options& o, const Chapter& ch, int argc, char** argv) {
+  const CommonOptions opt = cli.parse_or_exit(argc, argv);
+  const int block = ch.block ? ch.block : std::stoi(o.block);
+  std::vector<Step> steps;
+  for (const Step& s : ch.steps)
+    if (o.variant == "all" || o.variant == s.name) steps.push_back(s);
+  const bool n_given = cli.was_given("--n");
+  const Gpu gpu = start_gpu(opt);
+  Setup s{opt, gpu, Report(opt, gpu.copy_gbps, ch.number, "sum"), o.n, block, o.large, steps, {}, {}, false};
+  if (!opt.verify_only) {
+    require_fits(gpu, "--n", o.n, kBytesPerFloat);
+    return s;
+  }
+  s.sizes = o.large ? large_sizes() : n_given ? std::vector<int64_t>{o.n} : verify_sizes();
+  s.blocks = ch.block || o.large || cli.was_given("--block") ? std::vector<int>{block} : block_sizes();
+  s.full_sweep = !o.large && !n_given;
+  require_fits(gpu, o.large ? "--large" : "--n", *std::max_element(s.sizes.begin(), s.sizes.end()), kBytesPerFloat);
+  return s;
+}
+
+// The whole main of a chapter that needs nothing beyond its table: --verify-only
+// checks every step at every size and block size; otherwise CUB, then each step
+// at --n and --block, then the lesson on the table's last step.
+inline int run_chapter(int argc, char** argv, Chapter ch) {
+  ch.variant = ch.steps.size() > 1;
+  Options o;
+  Cli cli = make_cli(ch, &o);
+  Setup s = start(cli, o, ch, argc, argv);
+  if (s.opt.verify_only) {
+    for (int64_t size : s.sizes) {
+      const Input in = make_input(size, s.opt.seed);
+      for (int b : s.blocks)
+        for (const Step& step : s.steps) verify(s.report, step, in, {b});
+    }
+    return s.report.exit_code();
+  }
+  {
+    const Input in = make_input(s.n, s.opt.seed);
+    bench_cub(s.opt, s.report, in);
+    for (const Step& step : s.steps) bench(s.opt, s.report, step, in, {s.block});
+  }
+  lesson(s.opt, s.report, ch.steps.back(), {s.block});
+  return s.report.exit_code();
+}
 
 }  // namespace sw::reduce

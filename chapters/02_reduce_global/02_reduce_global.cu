@@ -11,20 +11,16 @@
 // Bottleneck:    every tree level reads and writes global memory (L1/L2 traffic
 //                and a __syncthreads per level), and the host finish adds a copy
 //                of the block sums and a loop on one core.
+// Steps:         global-in-place
 // Run:           build/chapters/02_reduce_global [--n 2^28] [--block 256]
 //                [--verify-only [--large]] [--json]
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <memory>
-#include <string>
 #include <vector>
 
 #include "common/check.h"
-#include "common/cli.h"
-#include "common/device.h"
+#include "common/cuda_utils.cuh"
 #include "common/reduce_harness.h"
-#include "common/report.h"
+#include "common/verify.h"
 
 namespace {
 
@@ -34,7 +30,7 @@ namespace rd = sw::reduce;
 
 // Block b sums x[b * blockDim.x ...] in place (blockDim.x a power of two) and
 // writes the sum to partial[b]. The last block may be short: `count` elements.
-__global__ void reduce_global(float* x, float* partial, int64_t n) {
+__global__ void reduce_global_in_place(float* x, float* partial, int64_t n) {
   const int tid = threadIdx.x;
   const int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x;
   float* block = x + base;
@@ -47,81 +43,33 @@ __global__ void reduce_global(float* x, float* partial, int64_t n) {
   if (tid == 0) partial[blockIdx.x] = block[0];
 }
 
-// --- the whole sum: kernel, copy of the block sums, host finish ----------------------
+// --- the whole sum: the kernel, the block sums copied back, the finish on the host -----
 
-// The variant owns its buffers; the input must outlive it.
-rd::Variant global_variant(const rd::Input& in, int block) {
-  struct State {
-    sw::DeviceBuffer<float> partial;
-    std::vector<float> host;  // the block sums on the host
-    double result = NAN;
-  };
-  const int64_t blocks = rd::ceil_div(in.n, block);
-  auto s = std::make_shared<State>();
-  s->partial.allocate(blocks);
-  s->host.resize(blocks);
-  float* x = in.x.get();
-  const int64_t n = in.n;
-
-  rd::Variant v;
-  v.name = "global-in-place";
-  v.run = [s, x, n, block, blocks] {
-    reduce_global<<<rd::grid_size(blocks), block>>>(x, s->partial.get(), n);
-    CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemcpy(s->host.data(), s->partial.get(), blocks * sizeof(float),
-                          cudaMemcpyDeviceToHost));
-    double sum = 0;  // in double: the host part adds no float error
-    for (float p : s->host) sum += p;
-    s->result = sum;
-  };
-  v.read = [s] { return s->result; };
-  v.poison = [s] {
-    sw::poison(s->partial.get(), s->partial.bytes());
-    s->result = NAN;
-  };
-  v.before = [&in] { in.refill(); };  // the kernel overwrote x
-  // The block tree has log2(block) levels; the double finish adds less error than
-  // one more float level would (block sums number at most 2^27 << 2^29).
-  v.depth = sw::ceil_log2(block) + 1;
-  return v;
+void launch_global_in_place(const rd::Sum& s) {
+  const int64_t blocks = sw::ceil_div(s.n, s.block);  // one element per thread
+  reduce_global_in_place<<<rd::grid_size(blocks), s.block>>>(s.x, s.partials, s.n);
+  CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(s.host_partials, s.partials, blocks * sizeof(float), cudaMemcpyDeviceToHost));
+  double sum = 0;  // in double: the host part adds no float error
+  for (int64_t b = 0; b < blocks; ++b) sum += s.host_partials[b];
+  *s.host_out = sum;
 }
+
+// The block tree has log2(block) levels; the double finish adds less error than
+// one more float level would (block sums number at most 2^27 << 2^29).
+int64_t depth_global_in_place(const rd::Sum& s) { return sw::ceil_log2(s.block) + 1; }
+
+// The version table: one step. Its tree writes over x (the harness restores x
+// before every run, outside the timing) and its sum ends on the host.
+const std::vector<rd::Step> kSteps = {
+    {"global-in-place", launch_global_in_place, depth_global_in_place, "step",
+     rd::kOverwritesInput | rd::kFinishOnHost},
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t n = rd::kDefaultN;
-  std::string block_text = std::to_string(rd::kDefaultBlock);
-  bool large = false;
-  sw::Cli cli("02_reduce_global", "Sum of floats: an in-place tree per block in global memory.");
-  cli.add_int("--n", &n, 1, sw::kMaxElements, "floats to sum");
-  rd::add_block_option(cli, &block_text, "threads per block");
-  cli.add_flag("--large", &large, "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
-  const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
-  const int block = std::stoi(block_text);
-
-  const sw::Gpu gpu = sw::start_gpu(opt);
-  sw::Report report(opt, gpu.copy_gbps, "02", "sum");
-  const double bytes_per_float = sizeof(float) * (1.0 + 1.0 / 32);  // data + block sums
-
-  if (opt.verify_only) {
-    const rd::VerifyPlan plan = rd::verify_plan(cli, gpu, large, n, block, bytes_per_float);
-    const auto& sizes = plan.sizes;
-    const auto& blocks = plan.blocks;
-    for (int64_t size : sizes) {
-      const rd::Input in = rd::make_input(size, opt.seed);
-      for (int b : blocks)
-        rd::verify(report, global_variant(in, b), in,
-                   "global-in-place n=" + std::to_string(size) + " block=" + std::to_string(b));
-    }
-    return report.exit_code();
-  }
-
-  sw::require_fits(gpu, "--n", n, bytes_per_float);
-  {
-    const rd::Input in = rd::make_input(n, opt.seed);
-    rd::bench(opt, report, rd::cub_variant(in, gpu.info.sm_count), in);
-    rd::bench(opt, report, global_variant(in, block), in, {{"block", block}});
-  }
-  rd::lesson(opt, report, [&](const rd::Input& in) { return global_variant(in, block); });
-  return report.exit_code();
+  rd::Chapter ch{"02_reduce_global", "Sum of floats: an in-place tree per block in global memory.", "02", kSteps};
+  ch.large = true;  // --verify-only --large: past 2^31 and 2^32 elements
+  return rd::run_chapter(argc, argv, ch);
 }

@@ -11,21 +11,19 @@
 //                read and write it are identical. The measured ratio should be
 //                1.00 within noise.
 // What it buys:  one binary tries every block size: the sweep below.
+// The finish:    unchanged: chapter 03's launch_passes, again over the block sums.
 // Bottleneck:    as in chapter 03: the tree's idle threads, its __syncthreads
 //                per level and the loop overhead.
+// Steps:         static-shared, dynamic-shared
 // Run:           build/chapters/04_reduce_dynamic_shared [--n 2^28] [--block 256]
 //                [--verify-only] [--json]
-#include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <string>
 #include <vector>
 
-#include "common/check.h"
-#include "common/cli.h"
-#include "common/device.h"
+#include "chapters/03_reduce_shared/multi_pass.cuh"  // chapter 03's finish: launch again over the block sums
 #include "common/reduce_harness.h"
-#include "common/report.h"
+#include "common/verify.h"
 
 namespace {
 
@@ -33,112 +31,88 @@ namespace rd = sw::reduce;
 
 constexpr int kStaticBlock = 256;  // the static kernel's compile-time size
 
-// --- the kernels ------------------------------------------------------------------------
-// Both keep chapter 03's loop (unroll 1): the only difference is the declaration.
+// --- the kernels: one body, two declarations of its shared memory -----------------------
 
-// Chapter 03's sequential kernel, unchanged: the yardstick.
-__global__ void reduce_static(const float* x, float* out, int64_t n) {
+// Chapter 03's sequential tree over `size` floats of shared memory s (size a
+// power of two), kept as a loop (unroll 1).
+__device__ __forceinline__ void sequential_tree(float* s, int size, const float* x, float* out, int64_t n) {
+  const int tid = threadIdx.x;
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * size + tid;
+  s[tid] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+#pragma unroll 1
+  for (int stride = size / 2; stride > 0; stride /= 2) {
+    if (tid < stride) s[tid] += s[tid + stride];
+    __syncthreads();
+  }
+  if (tid == 0) out[blockIdx.x] = s[0];
+}
+
+// Sized by the compiler: chapter 03's kernel, unchanged. The yardstick.
+__global__ void reduce_static_shared(const float* x, float* out, int64_t n) {
   __shared__ float s[kStaticBlock];
-  const int tid = threadIdx.x;
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * kStaticBlock + tid;
-  s[tid] = i < n ? x[i] : 0.0f;
-  __syncthreads();
-#pragma unroll 1
-  for (int stride = kStaticBlock / 2; stride > 0; stride /= 2) {
-    if (tid < stride) s[tid] += s[tid + stride];
-    __syncthreads();
-  }
-  if (tid == 0) out[blockIdx.x] = s[0];
+  sequential_tree(s, kStaticBlock, x, out, n);
 }
 
-// The same tree over blockDim.x (a power of two) floats of launch-sized shared memory.
-__global__ void reduce_dynamic(const float* x, float* out, int64_t n) {
+// Sized by the launch: blockDim.x floats.
+__global__ void reduce_dynamic_shared(const float* x, float* out, int64_t n) {
   extern __shared__ float s[];
-  const int tid = threadIdx.x;
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + tid;
-  s[tid] = i < n ? x[i] : 0.0f;
-  __syncthreads();
-#pragma unroll 1
-  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
-    if (tid < stride) s[tid] += s[tid + stride];
-    __syncthreads();
-  }
-  if (tid == 0) out[blockIdx.x] = s[0];
+  sequential_tree(s, blockDim.x, x, out, n);
 }
 
-// --- the whole sum ----------------------------------------------------------------------
+// --- the whole sum (chapter 03's launch_passes) --------------------------------------------
 
-// block == 0 selects the static kernel. The variant owns its buffers; the input
-// must outlive it.
-rd::Variant shared_variant(const rd::Input& in, int block) {
-  const bool dynamic = block != 0;
-  const int threads = dynamic ? block : kStaticBlock;
-  auto passes = std::make_shared<rd::MultiPass>(in.n, threads);
-  const float* x = in.x.get();
-  rd::Variant v;
-  v.name = dynamic ? "dynamic-shared" : "static-shared";
-  v.run = [passes, x, dynamic, threads] {
-    passes->run(x, [&](const float* src, float* dst, int64_t count, int64_t blocks) {
-      if (dynamic)
-        reduce_dynamic<<<rd::grid_size(blocks), threads, threads * sizeof(float)>>>(src, dst, count);
-      else
-        reduce_static<<<rd::grid_size(blocks), kStaticBlock>>>(src, dst, count);
-      CHECK_LAUNCH();
-    });
-  };
-  v.read = [passes] { return passes->read(); };
-  v.poison = [passes] { passes->poison(); };
-  v.depth = passes->depth(sw::ceil_log2(threads));
-  return v;
+void launch_static_shared(const rd::Sum& s) {
+  ch03::launch_passes(s, reduce_static_shared, kStaticBlock, kStaticBlock);
 }
+
+void launch_dynamic_shared(const rd::Sum& s) {
+  const size_t shared_bytes = s.block * sizeof(float);  // the third <<<>>> argument
+  ch03::launch_passes(s, reduce_dynamic_shared, s.block, s.block, shared_bytes);
+}
+
+// Every pass is a tree of log2(threads) levels.
+int64_t depth_static_shared(const rd::Sum& s) { return ch03::passes(s.n, kStaticBlock) * sw::ceil_log2(kStaticBlock); }
+int64_t depth_dynamic_shared(const rd::Sum& s) { return ch03::passes(s.n, s.block) * sw::ceil_log2(s.block); }
+
+const rd::Step kStatic = {"static-shared", launch_static_shared, depth_static_shared};
+const rd::Step kDynamic = {"dynamic-shared", launch_dynamic_shared, depth_dynamic_shared};
 
 }  // namespace
 
+// The host code is the lesson: both kernels side by side, then every block size.
 int main(int argc, char** argv) {
-  int64_t n = rd::kDefaultN;
-  std::string block_text = std::to_string(rd::kDefaultBlock);
-  sw::Cli cli("04_reduce_dynamic_shared", "Sum of floats: the shared-memory tree with launch-sized shared memory.");
-  cli.add_int("--n", &n, 1, sw::kMaxElements, "floats to sum");
-  rd::add_block_option(cli, &block_text, "threads per block of the dynamic kernel");
-  const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
-  const int block = std::stoi(block_text);
+  rd::Chapter ch{"04_reduce_dynamic_shared", "Sum of floats: the shared-memory tree with launch-sized shared memory.",
+                 "04", {kStatic, kDynamic}};
+  ch.block_help = "threads per block of the dynamic kernel";
+  rd::Options o;
+  sw::Cli cli = rd::make_cli(ch, &o);
+  rd::Setup s = rd::start(cli, o, ch, argc, argv);
 
-  const sw::Gpu gpu = sw::start_gpu(opt);
-  sw::Report report(opt, gpu.copy_gbps, "04", "sum");
-  const double bytes_per_float = sizeof(float) * (1.0 + 2.0 / 32);  // data + block sums
-
-  if (opt.verify_only) {
-    const rd::VerifyPlan plan = rd::verify_plan(cli, gpu, false, n, block, bytes_per_float);
-    const auto& sizes = plan.sizes;
-    const auto& blocks = plan.blocks;
-    for (int64_t size : sizes) {
-      const rd::Input in = rd::make_input(size, opt.seed);
-      const std::string at = " n=" + std::to_string(size);
-      rd::verify(report, shared_variant(in, 0), in, "static-shared" + at + " block=" + std::to_string(kStaticBlock));
-      for (int b : blocks)
-        rd::verify(report, shared_variant(in, b), in, "dynamic-shared" + at + " block=" + std::to_string(b));
+  if (s.opt.verify_only) {
+    for (int64_t size : s.sizes) {
+      const rd::Input in = rd::make_input(size, s.opt.seed);
+      rd::verify(s.report, kStatic, in, {kStaticBlock});
+      for (int b : s.blocks) rd::verify(s.report, kDynamic, in, {b});
     }
-    return report.exit_code();
+    return s.report.exit_code();
   }
 
-  sw::require_fits(gpu, "--n", n, bytes_per_float);
   {
-    const rd::Input in = rd::make_input(n, opt.seed);
-    rd::bench(opt, report, rd::cub_variant(in, gpu.info.sm_count), in);
+    const rd::Input in = rd::make_input(s.n, s.opt.seed);
+    rd::bench_cub(s.opt, s.report, in);
     // Static first, then dynamic (by default at the same 256 threads): "vs prev"
     // is their ratio.
-    rd::bench(opt, report, shared_variant(in, 0), in, {{"block", kStaticBlock}});
-    rd::bench(opt, report, shared_variant(in, block), in, {{"block", block}});
+    rd::bench(s.opt, s.report, kStatic, in, {kStaticBlock});
+    rd::bench(s.opt, s.report, kDynamic, in, {s.block});
     // What a run-time size buys: every block size from the same binary.
-    sw::CommonOptions sweep = opt;
-    sweep.reps = std::min(opt.reps, rd::kSweepReps);
     for (int b : rd::block_sizes()) {
-      rd::Variant v = shared_variant(in, b);
-      v.name = "dynamic-sweep";
-      v.role = "sweep";
-      rd::bench(sweep, report, v, in, {{"block", b}});
+      sw::Result r = rd::measure(rd::sweep_options(s.opt), kDynamic, in, {b});
+      r.variant = "dynamic-sweep";
+      r.role = "sweep";
+      s.report.add(r);
     }
   }
-  rd::lesson(opt, report, [&](const rd::Input& in) { return shared_variant(in, block); });
-  return report.exit_code();
+  rd::lesson(s.opt, s.report, kDynamic, {s.block});
+  return s.report.exit_code();
 }

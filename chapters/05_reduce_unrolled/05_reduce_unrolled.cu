@@ -19,37 +19,36 @@
 //                  __syncwarp(): correct, and racecheck is clean.
 //   shuffle        __shfl_down_sync: the values move between the warp's registers,
 //                  no shared memory, no volatile, no barrier but the shuffle's own.
+// The finish:    unchanged: chapter 03's launch_passes, again over the block sums.
 // Why faster:    fewer instructions per element (no loop overhead, half the
 //                blocks, no idle first level) and 5 fewer __syncthreads per block.
 // Bottleneck:    approaching DRAM bandwidth; what is left is one pass per block
 //                over the data plus the launch of each pass (see chapter 06).
+// Steps:         volatile-warp, syncwarp, shuffle
 // Run:           build/chapters/05_reduce_unrolled [--n 2^28] [--block 256]
 //                [--variant shuffle] [--verify-only] [--json]
-#include <algorithm>
 #include <cstdint>
-#include <memory>
-#include <string>
 #include <vector>
 
-#include "common/check.h"
-#include "common/cli.h"
-#include "common/device.h"
+#include "chapters/03_reduce_shared/multi_pass.cuh"  // chapter 03's finish: launch again over the block sums
+#include "common/cuda_utils.cuh"
 #include "common/reduce_harness.h"
-#include "common/report.h"
+#include "common/verify.h"
 
 namespace {
 
 namespace rd = sw::reduce;
 
-constexpr int kWarp = 32;
-constexpr unsigned kFullMask = 0xffffffffu;
+using sw::kFullMask;
+using sw::kWarp;
 
-enum class LastWarp { kVolatile, kSyncwarp, kShuffle };
+// --- the kernels: one unrolled tree, three last warps --------------------------------------
 
-// --- the kernel --------------------------------------------------------------------------
-
-template <int kBlock, LastWarp kLast>
-__global__ void reduce_unrolled(const float* x, float* out, int64_t n) {
+// Loads this block's 2 * kBlock elements (the first add during the load) and
+// runs the tree, unrolled, down to 64 values; returns the shared array that holds
+// them in s[0..63]. Every level is a constant; absent levels vanish.
+template <int kBlock>
+__device__ __forceinline__ float* load_and_tree(const float* x, int64_t n) {
   static_assert(kBlock >= kWarp && kBlock <= 1024 && (kBlock & (kBlock - 1)) == 0,
                 "a power of two from 32 to 1024");
   // The last warp reads s[tid + 32], so a 32-thread block gets 32 zeros of padding.
@@ -57,7 +56,6 @@ __global__ void reduce_unrolled(const float* x, float* out, int64_t n) {
   __shared__ float s[kShared];
   const int tid = threadIdx.x;
 
-  // The first add, during the load: this block covers 2 * kBlock elements.
   const int64_t i = static_cast<int64_t>(blockIdx.x) * (2 * kBlock) + tid;
   float v = i < n ? x[i] : 0.0f;
   if (i + kBlock < n) v += x[i + kBlock];
@@ -65,137 +63,89 @@ __global__ void reduce_unrolled(const float* x, float* out, int64_t n) {
   if constexpr (kBlock < 2 * kWarp) s[tid + kWarp] = 0.0f;
   __syncthreads();
 
-  // The tree down to 64 values, every level a constant; absent levels vanish.
   if constexpr (kBlock >= 1024) { if (tid < 512) s[tid] += s[tid + 512]; __syncthreads(); }
   if constexpr (kBlock >= 512) { if (tid < 256) s[tid] += s[tid + 256]; __syncthreads(); }
   if constexpr (kBlock >= 256) { if (tid < 128) s[tid] += s[tid + 128]; __syncthreads(); }
   if constexpr (kBlock >= 128) { if (tid < 64) s[tid] += s[tid + 64]; __syncthreads(); }
+  return s;
+}
 
-  // 64 values left in s[0..63]: warp 0 finishes.
+// ANTI-EXAMPLE: lane t reads what lane t + offset writes in the same step, with
+// nothing ordering the two. volatile only stops the compiler from keeping values
+// in registers; it does not synchronize the lanes.
+template <int kBlock>
+__global__ void reduce_volatile_warp(const float* x, float* out, int64_t n) {
+  volatile float* vs = load_and_tree<kBlock>(x, n);
+  const int tid = threadIdx.x;
+  if (tid >= kWarp) return;  // warp 0 finishes
+  vs[tid] += vs[tid + 32];
+  vs[tid] += vs[tid + 16];
+  vs[tid] += vs[tid + 8];
+  vs[tid] += vs[tid + 4];
+  vs[tid] += vs[tid + 2];
+  vs[tid] += vs[tid + 1];
+  if (tid == 0) out[blockIdx.x] = vs[0];
+}
+
+template <int kBlock>
+__global__ void reduce_syncwarp(const float* x, float* out, int64_t n) {
+  float* s = load_and_tree<kBlock>(x, n);
+  const int tid = threadIdx.x;
   if (tid >= kWarp) return;
-  if constexpr (kLast == LastWarp::kVolatile) {
-    // ANTI-EXAMPLE: lane t reads what lane t + offset writes in the same step,
-    // with nothing ordering the two. volatile only stops the compiler from keeping
-    // values in registers; it does not synchronize the lanes.
-    volatile float* vs = s;
-    vs[tid] += vs[tid + 32];
-    vs[tid] += vs[tid + 16];
-    vs[tid] += vs[tid + 8];
-    vs[tid] += vs[tid + 4];
-    vs[tid] += vs[tid + 2];
-    vs[tid] += vs[tid + 1];
-    if (tid == 0) out[blockIdx.x] = vs[0];
-  } else if constexpr (kLast == LastWarp::kSyncwarp) {
-    float w = s[tid] + s[tid + 32];
+  float w = s[tid] + s[tid + 32];
 #pragma unroll
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-      s[tid] = w;             // publish this lane's value
-      __syncwarp();           // ... before any lane reads it
-      w += s[tid + offset];
-      __syncwarp();           // every read done before the next write
-    }
-    if (tid == 0) out[blockIdx.x] = w;
-  } else {
-    float w = s[tid] + s[tid + 32];
-#pragma unroll
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) w += __shfl_down_sync(kFullMask, w, offset);
-    if (tid == 0) out[blockIdx.x] = w;
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    s[tid] = w;    // publish this lane's value
+    __syncwarp();  // ... before any lane reads it
+    w += s[tid + offset];
+    __syncwarp();  // every read done before the next write
   }
+  if (tid == 0) out[blockIdx.x] = w;
 }
 
-// --- the whole sum ----------------------------------------------------------------------
+template <int kBlock>
+__global__ void reduce_shuffle(const float* x, float* out, int64_t n) {
+  const float* s = load_and_tree<kBlock>(x, n);
+  const int tid = threadIdx.x;
+  if (tid >= kWarp) return;
+  float w = s[tid] + s[tid + 32];
+#pragma unroll
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) w += __shfl_down_sync(kFullMask, w, offset);
+  if (tid == 0) out[blockIdx.x] = w;
+}
 
-struct LastWarpInfo {
-  LastWarp last;
-  const char* name;
-  const char* role;
+// --- the whole sum: kernel b of --block threads, each block summing 2 * b floats ----------
+
+void launch_volatile_warp(const rd::Sum& s) {
+  rd::dispatch_block(s.block, [&](auto b) { ch03::launch_passes(s, reduce_volatile_warp<b>, b, 2 * b); });
+}
+
+void launch_syncwarp(const rd::Sum& s) {
+  rd::dispatch_block(s.block, [&](auto b) { ch03::launch_passes(s, reduce_syncwarp<b>, b, 2 * b); });
+}
+
+void launch_shuffle(const rd::Sum& s) {
+  rd::dispatch_block(s.block, [&](auto b) { ch03::launch_passes(s, reduce_shuffle<b>, b, 2 * b); });
+}
+
+// Per pass: the add at load, log2(block) levels, one more for the padded 32-block.
+int64_t depth_unrolled(const rd::Sum& s) {
+  const int64_t per_block = 2 * int64_t{s.block};
+  return ch03::passes(s.n, per_block) * (sw::ceil_log2(per_block) + 1);
+}
+
+// The version table; the lesson runs on the last step.
+const std::vector<rd::Step> kSteps = {
+    {"volatile-warp", launch_volatile_warp, depth_unrolled, "anti-example"},
+    {"syncwarp", launch_syncwarp, depth_unrolled},
+    {"shuffle", launch_shuffle, depth_unrolled},
 };
-constexpr LastWarpInfo kLastWarps[] = {
-    {LastWarp::kVolatile, "volatile-warp", "anti-example"},
-    {LastWarp::kSyncwarp, "syncwarp", "step"},
-    {LastWarp::kShuffle, "shuffle", "step"},
-};
-constexpr const LastWarpInfo& kBest = kLastWarps[2];
-
-template <int kBlock, LastWarp kLast>
-void launch_pass(const float* in, float* out, int64_t count, int64_t blocks) {
-  reduce_unrolled<kBlock, kLast><<<rd::grid_size(blocks), kBlock>>>(in, out, count);
-  CHECK_LAUNCH();
-}
-
-using LaunchFn = void (*)(const float*, float*, int64_t, int64_t);
-
-LaunchFn pick_launch(int block, LastWarp last) {
-  LaunchFn fn = nullptr;
-  rd::dispatch_block(block, [&](auto b) {
-    constexpr int kB = decltype(b)::value;
-    switch (last) {
-      case LastWarp::kVolatile: fn = launch_pass<kB, LastWarp::kVolatile>; break;
-      case LastWarp::kSyncwarp: fn = launch_pass<kB, LastWarp::kSyncwarp>; break;
-      case LastWarp::kShuffle: fn = launch_pass<kB, LastWarp::kShuffle>; break;
-    }
-  });
-  return fn;
-}
-
-// The variant owns its buffers; the input must outlive it.
-rd::Variant unrolled_variant(const rd::Input& in, int block, const LastWarpInfo& info) {
-  const int64_t per_block = 2 * int64_t{block};
-  auto passes = std::make_shared<rd::MultiPass>(in.n, per_block);
-  const float* x = in.x.get();
-  rd::Variant v;
-  v.name = info.name;
-  v.role = info.role;
-  v.run = [passes, x, launch = pick_launch(block, info.last)] { passes->run(x, launch); };
-  v.read = [passes] { return passes->read(); };
-  v.poison = [passes] { passes->poison(); };
-  // Per pass: the add at load, log2(kBlock) levels, one more for the padded 32-block.
-  v.depth = passes->depth(sw::ceil_log2(per_block) + 1);
-  return v;
-}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t n = rd::kDefaultN;
-  std::string block_text = std::to_string(rd::kDefaultBlock);
-  std::string variant = "all";
-  sw::Cli cli("05_reduce_unrolled", "Sum of floats: an unrolled tree, first add at load, three last-warp finishes.");
-  cli.add_int("--n", &n, 1, sw::kMaxElements, "floats to sum");
-  rd::add_block_option(cli, &block_text, "threads per block (a template parameter)");
-  cli.add_choice("--variant", &variant, {"all", "volatile-warp", "syncwarp", "shuffle"},
-                 "the last-warp finish(es) to run; volatile-warp is the racy anti-example");
-  const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
-  const int block = std::stoi(block_text);
-
-  std::vector<LastWarpInfo> chosen;
-  for (const LastWarpInfo& w : kLastWarps)
-    if (variant == "all" || variant == w.name) chosen.push_back(w);
-
-  const sw::Gpu gpu = sw::start_gpu(opt);
-  sw::Report report(opt, gpu.copy_gbps, "05", "sum");
-  const double bytes_per_float = sizeof(float) * (1.0 + 2.0 / 64);  // data + block sums
-
-  if (opt.verify_only) {
-    const rd::VerifyPlan plan = rd::verify_plan(cli, gpu, false, n, block, bytes_per_float);
-    const auto& sizes = plan.sizes;
-    const auto& blocks = plan.blocks;
-    for (int64_t size : sizes) {
-      const rd::Input in = rd::make_input(size, opt.seed);
-      for (int b : blocks)
-        for (const LastWarpInfo& w : chosen)
-          rd::verify(report, unrolled_variant(in, b, w), in,
-                     std::string(w.name) + " n=" + std::to_string(size) + " block=" + std::to_string(b));
-    }
-    return report.exit_code();
-  }
-
-  sw::require_fits(gpu, "--n", n, bytes_per_float);
-  {
-    const rd::Input in = rd::make_input(n, opt.seed);
-    rd::bench(opt, report, rd::cub_variant(in, gpu.info.sm_count), in);
-    for (const LastWarpInfo& w : chosen) rd::bench(opt, report, unrolled_variant(in, block, w), in, {{"block", block}});
-  }
-  rd::lesson(opt, report, [&](const rd::Input& in) { return unrolled_variant(in, block, kBest); });
-  return report.exit_code();
+  rd::Chapter ch{"05_reduce_unrolled",
+                 "Sum of floats: an unrolled tree, first add at load, three last-warp finishes.", "05", kSteps};
+  ch.block_help = "threads per block (a template parameter)";
+  return rd::run_chapter(argc, argv, ch);
 }

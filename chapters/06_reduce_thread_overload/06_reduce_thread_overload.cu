@@ -8,7 +8,7 @@
 //                issues kUnroll independent 16-byte (float4) loads, so enough bytes
 //                are in flight to cover DRAM latency; the last n % 4 floats are a
 //                scalar tail. The block finishes with warp shuffles (chapter 05),
-//                and every index is 64-bit. Two ways to combine the block sums:
+//                and every index is 64-bit. Three ways to combine the block sums:
 //   two-pass            block sums to a buffer, then a second launch of the same
 //                       kernel with one block adds them in a fixed order: the
 //                       result is bitwise the same on every run (a test checks).
@@ -16,246 +16,315 @@
 //                       first): one launch, but the order of the float additions
 //                       depends on which block finishes first, so the last bits
 //                       can change from run to run. Not deterministic.
+//   single-pass-last-block  one launch, and deterministic: each block writes its
+//                       sum, and the last block to finish (a ticket counter) adds
+//                       them all in a fixed order. Made for small sums.
 // Why faster:    per element, a load and an add; the tree, its __syncthreads and
 //                the block sums are paid once per block of ~n / grid elements.
 // Bottleneck:    DRAM bandwidth: the goal is cub::DeviceReduce::Sum, measured in
-//                the same run. The blocks-per-SM sweep shows how many bytes in
-//                flight it takes; at n = 2^20 the launches themselves dominate.
+//                the same run. The blocks-per-SM sweeps (four loads in flight per
+//                thread, and one) show how many bytes in flight it takes. Below
+//                2^20 floats the launches dominate: the small-sum rows time each
+//                sum alone, back to back and in a CUDA graph, against an empty
+//                kernel and CUB (problem "sum-latency").
+// Steps:         two-pass, single-pass-atomic, single-pass-last-block
 // Run:           build/chapters/06_reduce_thread_overload [--n 2^28] [--block 256]
 //                [--blocks-per-sm N] [--verify-only [--large]] [--json]
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <cstdint>
-#include <cstring>
+#include <cstdio>
 #include <map>
-#include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "common/check.h"
-#include "common/cli.h"
-#include "common/device.h"
+#include "common/cuda_utils.cuh"
 #include "common/reduce_harness.h"
-#include "common/report.h"
 #include "reduce_overload.cuh"  // the kernel of this chapter, shared with 12 and 14
 
 namespace {
 
 namespace rd = sw::reduce;
 
+using ch06::block_sum;
 using ch06::Finish;
-using ch06::kUnroll;
+using ch06::grid_for;
 using ch06::kVec;
 using ch06::reduce_overload;
-constexpr int kMaxBlocksPerSm = 64;           // the --blocks-per-sm range
+using ch06::thread_sum;
+
 const std::vector<int> kSweep = {1, 2, 4, 8, 16, 32};  // blocks per SM measured by the default run
-constexpr int64_t kLatencyN = int64_t{1} << 20;        // where launches, not bytes, dominate
-constexpr int kRepeatRuns = 20;               // runs compared bit for bit
+constexpr int kRepeatRuns = 20;                         // runs compared bit for bit
+constexpr int64_t kLatencyN = int64_t{1} << 20;         // where launches, not bytes, dominate
+constexpr int64_t kSmallestN = int64_t{1} << 10, kLargestN = int64_t{1} << 26;  // the small sums, x4 apart
+const char* const kLatencyProblem = "sum-latency";
 
-// --- launches -------------------------------------------------------------------------------
+// --- the kernels beside reduce_overload -------------------------------------------------
 
-template <Finish kFinish>
-void launch(int block, int64_t grid, const float* x, int64_t n, float* out) {
-  rd::dispatch_block(block, [&](auto b) {
-    constexpr int kB = decltype(b)::value;
-    reduce_overload<kB, kFinish><<<rd::grid_size(grid), kB>>>(x, n, out);
-  });
+// single-pass-last-block: each block writes its sum to partials[b]; the last block
+// to take a ticket adds them all, in the same order whichever block it is.
+template <int kBlock>
+__global__ void __launch_bounds__(kBlock) reduce_last_block(const float* __restrict__ x, int64_t n, float* partials,
+                                                           unsigned* ticket, float* out) {
+  const float sum = block_sum<kBlock>(thread_sum<kBlock>(x, n));
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = sum;
+    __threadfence();  // the sum reaches every block before the ticket does
+    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();  // every other block's sum is visible now: read them from L2 (__ldcg), not L1
+  float v = 0.0f;
+  for (int64_t b = threadIdx.x; b < gridDim.x; b += kBlock) v += __ldcg(partials + b);
+  v = block_sum<kBlock>(v);
+  if (threadIdx.x == 0) {
+    out[0] = v;
+    *ticket = 0;  // ready for the next launch
+  }
+}
+
+// The floor of every small sum: a launch that does nothing.
+__global__ void empty_kernel() {}
+
+void launch_empty(cudaStream_t stream) {
+  empty_kernel<<<1, 1, 0, stream>>>();
   CHECK_LAUNCH();
 }
 
-// Blocks resident per SM for this block size: one full wave, the default when
-// --blocks-per-sm is not given and the sweep has not run (--verify-only).
-int resident_blocks_per_sm(int block) {
-  int blocks = 0;
-  rd::dispatch_block(block, [&](auto b) {
-    constexpr int kB = decltype(b)::value;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reduce_overload<kB, Finish::kPartials>,
-                                                             kB, 0));
-  });
-  return std::max(blocks, 1);
+// --- the launchers: the grid from the GPU, every launch on s.stream ----------------------
+
+// blocks_per_sm x SMs blocks, no more than the data keeps busy (grid_for).
+template <int kUnroll = ch06::kUnroll>
+int64_t grid(const rd::Sum& s) {
+  return grid_for(s.n, s.block, s.blocks_per_sm, sw::sm_count(), kUnroll);
 }
 
-using ch06::grid_for;
+template <int kUnroll = ch06::kUnroll>
+void launch_two_pass(const rd::Sum& s) {
+  const int64_t blocks = grid<kUnroll>(s);
+  rd::dispatch_block(s.block, [&](auto b) {
+    constexpr int kB = decltype(b)::value;
+    reduce_overload<kB, Finish::kPartials, kUnroll><<<rd::grid_size(blocks), kB, 0, s.stream>>>(s.x, s.n, s.partials);
+    CHECK_LAUNCH();
+    // One block adds the block sums, in a fixed order.
+    reduce_overload<kB, Finish::kPartials, kUnroll><<<1, kB, 0, s.stream>>>(s.partials, blocks, s.out);
+    CHECK_LAUNCH();
+  });
+}
+
+void launch_single_pass_atomic(const rd::Sum& s) {
+  const int64_t blocks = grid(s);
+  CUDA_CHECK(cudaMemsetAsync(s.out, 0, sizeof(float), s.stream));
+  rd::dispatch_block(s.block, [&](auto b) {
+    constexpr int kB = decltype(b)::value;
+    reduce_overload<kB, Finish::kAtomic><<<rd::grid_size(blocks), kB, 0, s.stream>>>(s.x, s.n, s.out);
+    CHECK_LAUNCH();
+  });
+}
+
+void launch_single_pass_last_block(const rd::Sum& s) {
+  const int64_t blocks = grid(s);
+  rd::dispatch_block(s.block, [&](auto b) {
+    constexpr int kB = decltype(b)::value;
+    reduce_last_block<kB><<<rd::grid_size(blocks), kB, 0, s.stream>>>(s.x, s.n, s.partials, s.ticket, s.out);
+    CHECK_LAUNCH();
+  });
+}
+
+// --- error bounds -------------------------------------------------------------------------
 
 // Additions an element passes through in one launch over `count` floats with
 // `threads` threads: 2 inside its float4, one per float4 of its thread, 1 for the
 // tail, and 10 for the two shuffle trees of block_sum.
 int64_t launch_depth(int64_t count, int64_t threads) {
-  return rd::ceil_div(rd::ceil_div(count, kVec), threads) + 3 + 10;
+  return sw::ceil_div(sw::ceil_div(count, kVec), threads) + 3 + 10;
 }
 
-// The variant owns its buffers; the input must outlive it.
-rd::Variant overload_variant(const rd::Input& in, Finish finish, int block, int blocks_per_sm, int sm_count) {
-  const int64_t grid = grid_for(in.n, block, blocks_per_sm, sm_count);
-  struct Buffers {
-    sw::DeviceBuffer<float> partials, result{1};
-  };
-  auto buf = std::make_shared<Buffers>();
-  const float* x = in.x.get();
-  const int64_t n = in.n;
-  const int64_t first_depth = launch_depth(n, grid * block);
-  rd::Variant v;
-  if (finish == Finish::kPartials) {
-    buf->partials.allocate(grid);
-    v.name = "two-pass";
-    v.deterministic = true;
-    v.run = [buf, x, n, block, grid] {
-      launch<Finish::kPartials>(block, grid, x, n, buf->partials.get());
-      launch<Finish::kPartials>(block, 1, buf->partials.get(), grid, buf->result.get());
-    };
-    v.depth = first_depth + launch_depth(grid, block);
-  } else {
-    v.name = "single-pass-atomic";
-    v.run = [buf, x, n, block, grid] {
-      CUDA_CHECK(cudaMemsetAsync(buf->result.get(), 0, sizeof(float)));
-      launch<Finish::kAtomic>(block, grid, x, n, buf->result.get());
-    };
-    v.depth = first_depth + grid;  // the atomics add the block sums in some order
+template <int kUnroll = ch06::kUnroll>
+int64_t depth_two_pass(const rd::Sum& s) {
+  const int64_t blocks = grid<kUnroll>(s);
+  return launch_depth(s.n, blocks * s.block) + launch_depth(blocks, s.block);
+}
+
+int64_t depth_single_pass_atomic(const rd::Sum& s) {
+  const int64_t blocks = grid(s);
+  return launch_depth(s.n, blocks * s.block) + blocks;  // the atomics add the block sums in some order
+}
+
+// The last block: one thread adds ceil(blocks / block) sums, then block_sum's 10 levels.
+int64_t depth_single_pass_last_block(const rd::Sum& s) {
+  const int64_t blocks = grid(s);
+  return launch_depth(s.n, blocks * s.block) + sw::ceil_div(blocks, s.block) + 10;
+}
+
+// The version table; the lesson runs on the step fastest at --n.
+const std::vector<rd::Step> kSteps = {
+    {"two-pass", launch_two_pass<>, depth_two_pass<>, "step", rd::kSameBits},
+    {"single-pass-atomic", launch_single_pass_atomic, depth_single_pass_atomic},
+    {"single-pass-last-block", launch_single_pass_last_block, depth_single_pass_last_block, "step", rd::kSameBits},
+};
+// Only in a sweep: two-pass with one float4 load in flight per thread.
+const rd::Step kTwoPassUnroll1 = {"two-pass-unroll1", launch_two_pass<1>, depth_two_pass<1>, "step", rd::kSameBits};
+
+// Blocks of reduce_overload resident per SM at this block size: one full wave,
+// the grid of --verify-only unless --blocks-per-sm says otherwise.
+int full_wave(int block) {
+  int per_sm = 1;
+  rd::dispatch_block(block, [&](auto b) {
+    per_sm = sw::resident_blocks_per_sm(reduce_overload<b, Finish::kPartials>, b);
+  });
+  return per_sm;
+}
+
+// --- --verify-only -------------------------------------------------------------------------
+
+// Every step at every size and block size. The default sweep adds the extremes of
+// the grid, the one-load kernel, and the fixed-order steps' bits over repeated runs.
+int verify_all(rd::Setup& s, int blocks_per_sm) {
+  for (int64_t size : s.sizes) {
+    const rd::Input in = rd::make_input(size, s.opt.seed);
+    for (int b : s.blocks) {
+      const rd::Config c{b, blocks_per_sm ? blocks_per_sm : full_wave(b)};
+      for (const rd::Step& step : kSteps) rd::verify(s.report, step, in, c);
+    }
+    if (!s.full_sweep || blocks_per_sm) continue;
+    const rd::Config wave{s.block, full_wave(s.block)};
+    rd::verify(s.report, kTwoPassUnroll1, in, wave);
+    // The grid does not change the answer (beyond rounding): the extremes of the range.
+    if (size >= 65537)
+      for (int bpsm : {1, rd::kMaxBlocksPerSm})
+        for (const rd::Step& step : kSteps) rd::verify(s.report, step, in, {s.block, bpsm});
+    if (size >= 1000000)
+      for (const rd::Step& step : kSteps)
+        if (step.traits & rd::kSameBits) rd::verify_repeatable(s.report, step, in, wave, kRepeatRuns);
   }
-  v.read = [buf] { return rd::read_scalar(buf->result.get()); };
-  v.poison = [buf] {
-    if (buf->partials.count() > 0) sw::poison(buf->partials.get(), buf->partials.bytes());
-    sw::poison(buf->result.get(), buf->result.bytes());
-  };
-  return v;
+  return s.report.exit_code();
 }
 
-constexpr Finish kFinishes[] = {Finish::kPartials, Finish::kAtomic};
+// --- the default run -----------------------------------------------------------------------
+
+// GB/s against blocks per SM (rows <step>-sweep, role "sweep"); returns the best point.
+int sweep_blocks_per_sm(rd::Setup& s, const rd::Step& step, const rd::Input& in, int unroll) {
+  int best = kSweep.front();
+  double best_gbps = -1;
+  for (int bpsm : kSweep) {
+    sw::Result r = rd::measure(rd::sweep_options(s.opt), step, in, {s.block, bpsm});
+    r.variant = std::string(step.name) + "-sweep";  // its own rows: the step's row follows
+    r.role = "sweep";
+    r.extra["unroll"] = unroll;
+    s.report.add(r);
+    const double g = sw::gbps(r.bytes, r.timing.ms_median);
+    if (g > best_gbps) {
+      best_gbps = g;
+      best = bpsm;
+    }
+  }
+  return best;
+}
+
+// "n=2^20 back-to-back: two-pass 4.1 us, ..., cub 8.1 us, empty-kernel 3.6 us"
+void small_sum_note(rd::Setup& s, const std::string& what, const std::vector<sw::Result>& rows) {
+  std::string line = what + ":";
+  for (const sw::Result& r : rows) {
+    char part[96];
+    std::snprintf(part, sizeof part, "%s %s %.1f us", &r == &rows.front() ? "" : ",", r.variant.c_str(),
+                  1e3 * r.timing.ms_median);
+    line += part;
+  }
+  s.report.note(line);
+}
+
+// The small sum. At 2^20 floats (4 MB, inside L2 after the first run) the launches
+// dominate: the standard rows (problem "sum", note "n=2^20", each call alone).
+// Then, problem "sum-latency": an empty kernel's launch (role "lesson"), and CUB
+// and every step from 2^10 to 2^26 floats (role "sweep"), each timed back to back
+// and in a CUDA graph of ten sums; the note says the mode.
+void small_sums(rd::Setup& s, int bpsm) {
+  std::vector<rd::Mode> modes = {rd::Mode::kAlone, rd::Mode::kBackToBack, rd::Mode::kGraph};
+  if (!rd::kGraphsWork) {
+    modes.pop_back();
+    s.report.note("no graph-of-10 rows: in a debug build CHECK_LAUNCH synchronizes, which a capture forbids");
+  }
+  std::map<rd::Mode, sw::Result> empty;
+  for (rd::Mode mode : modes) {
+    sw::Result r = rd::time_launch(s.opt, "empty-kernel", launch_empty, mode);
+    r.role = "lesson";
+    r.problem = kLatencyProblem;
+    r.note = rd::mode_name(mode);
+    s.report.add(r);
+    empty[mode] = r;
+  }
+  for (int64_t n = kSmallestN; n <= kLargestN; n *= 4) {
+    const rd::Input in = rd::make_input(n, s.opt.seed);
+    for (rd::Mode mode : modes) {
+      if (mode == rd::Mode::kAlone && n != kLatencyN) continue;
+      std::vector<sw::Result> rows = {rd::measure_cub(s.opt, in, mode)};
+      for (const rd::Step& step : kSteps) rows.push_back(rd::measure(s.opt, step, in, {s.block, bpsm}, mode));
+      for (sw::Result& r : rows) {
+        if (mode == rd::Mode::kAlone) {
+          r.note = "n=2^20";  // roles vendor and step, as at 2^28
+        } else {
+          r.role = "sweep";
+          r.problem = kLatencyProblem;
+          r.note = rd::mode_name(mode);
+        }
+        s.report.add(r);
+      }
+      rows.push_back(empty[mode]);
+      if (n == kLatencyN) small_sum_note(s, std::string("n=2^20 ") + rd::mode_name(mode), rows);
+    }
+  }
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t n = rd::kDefaultN;
-  std::string block_text = std::to_string(rd::kDefaultBlock);
-  int blocks_per_sm = 0;  // 0: one full wave (--verify-only) or the sweep's best (default run)
-  bool large = false;
-  sw::Cli cli("06_reduce_thread_overload",
-              "Sum of floats: grid-stride float4 loads, shuffle finish, two-pass or atomic.");
-  cli.add_int("--n", &n, 1, sw::kMaxElements, "floats to sum");
-  rd::add_block_option(cli, &block_text, "threads per block (a template parameter)");
-  cli.add_int("--blocks-per-sm", &blocks_per_sm, 1, kMaxBlocksPerSm,
+  rd::Chapter ch{"06_reduce_thread_overload",
+                 "Sum of floats: grid-stride float4 loads, shuffle finish, two-pass, atomic or last block.", "06",
+                 kSteps};
+  ch.large = true;  // --verify-only --large: past 2^31 and 2^32 elements
+  ch.block_help = "threads per block (a template parameter)";
+  rd::Options o;
+  sw::Cli cli = rd::make_cli(ch, &o);
+  int blocks_per_sm = 0;  // 0: one full wave (--verify-only) or each step's best in the sweep (default run)
+  cli.add_int("--blocks-per-sm", &blocks_per_sm, 1, rd::kMaxBlocksPerSm,
               "grid = this x SMs (default: the sweep's best; one full wave with --verify-only)");
-  cli.add_flag("--large", &large, "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
-  const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
-  const int block = std::stoi(block_text);
+  rd::Setup s = rd::start(cli, o, ch, argc, argv);
+  if (s.opt.verify_only) return verify_all(s, blocks_per_sm);
 
-  const sw::Gpu gpu = sw::start_gpu(opt);
-  const int sms = gpu.info.sm_count;
-  sw::Report report(opt, gpu.copy_gbps, "06", "sum");
-  const double bytes_per_float = sizeof(float) * 1.01;  // the data; block sums are a few KB
-
-  if (opt.verify_only) {
-    const rd::VerifyPlan plan = rd::verify_plan(cli, gpu, large, n, block, bytes_per_float);
-    const auto& sizes = plan.sizes;
-    const auto& blocks = plan.blocks;
-    for (int64_t size : sizes) {
-      const rd::Input in = rd::make_input(size, opt.seed);
-      const std::string at = " n=" + std::to_string(size);
-      for (int b : blocks) {
-        const int bpsm = blocks_per_sm ? blocks_per_sm : resident_blocks_per_sm(b);
-        const std::string cfg = at + " block=" + std::to_string(b) + " blocks_per_sm=" + std::to_string(bpsm);
-        for (Finish f : kFinishes) {
-          const rd::Variant v = overload_variant(in, f, b, bpsm, sms);
-          rd::verify(report, v, in, v.name + cfg);
-        }
-      }
-      if (large || cli.was_given("--n") || cli.was_given("--blocks-per-sm")) continue;
-      // The grid does not change the answer (beyond rounding): the extremes of the range.
-      if (size >= 65537)
-        for (int bpsm : {1, kMaxBlocksPerSm})
-          for (Finish f : kFinishes) {
-            const rd::Variant v = overload_variant(in, f, block, bpsm, sms);
-            rd::verify(report, v, in, v.name + at + " block=" + std::to_string(block) +
-                                          " blocks_per_sm=" + std::to_string(bpsm));
-          }
-      // Determinism: the two-pass result, bit for bit, over repeated runs.
-      if (size >= 1000000) {
-        const rd::Variant v =
-            overload_variant(in, Finish::kPartials, block, resident_blocks_per_sm(block), sms);
-        rd::verify_repeatable(report, v, in, kRepeatRuns,
-                              "two-pass bitwise identical over " + std::to_string(kRepeatRuns) + " runs" + at);
-      }
-    }
-    return report.exit_code();
-  }
-
-  sw::require_fits(gpu, "--n", n, bytes_per_float);
-  Finish best_finish = Finish::kPartials;
-  int best_bpsm = 0;
+  const rd::Step* best = &kSteps.front();
+  int best_bpsm = kSweep.front();
   {
-    const rd::Input in = rd::make_input(n, opt.seed);
-    rd::bench(opt, report, rd::cub_variant(in, sms), in);
-
-    // Throughput against blocks per SM, both finishes; each step then runs at its
-    // own best point (or at --blocks-per-sm).
-    sw::CommonOptions sweep = opt;
-    sweep.reps = std::min(opt.reps, rd::kSweepReps);
-    std::map<Finish, int> chosen;
-    for (Finish f : kFinishes) {
-      double best_gbps = -1;
-      for (int bpsm : kSweep) {
-        rd::Variant v = overload_variant(in, f, block, bpsm, sms);
-        v.name += "-sweep";  // its own rows: the step line of the same variant follows
-        v.role = "sweep";
-        const sw::Result r = rd::bench(sweep, report, v, in, {{"blocks_per_sm", bpsm}, {"block", block}});
-        const double g = sw::gbps(r.bytes, r.timing.ms_median);
-        if (g > best_gbps) {
-          best_gbps = g;
-          chosen[f] = bpsm;
-        }
-      }
-      if (blocks_per_sm) chosen[f] = blocks_per_sm;
-    }
+    const rd::Input in = rd::make_input(s.n, s.opt.seed);
+    rd::bench_cub(s.opt, s.report, in);
+    // Throughput against blocks per SM, every step; each step then runs at its own
+    // best point (or at --blocks-per-sm). Then the same kernel with one load in
+    // flight per thread: how many blocks per SM that takes.
+    std::vector<int> chosen;
+    for (const rd::Step& step : kSteps) chosen.push_back(sweep_blocks_per_sm(s, step, in, ch06::kUnroll));
+    sweep_blocks_per_sm(s, kTwoPassUnroll1, in, 1);
 
     double best_gbps = -1;
-    for (Finish f : kFinishes) {
-      const rd::Variant v = overload_variant(in, f, block, chosen[f], sms);
-      const sw::Result r = rd::bench(opt, report, v, in, {{"blocks_per_sm", chosen[f]}, {"block", block}});
+    for (size_t k = 0; k < kSteps.size(); ++k) {
+      const rd::Config c{s.block, blocks_per_sm ? blocks_per_sm : chosen[k]};
+      sw::Result r = rd::measure(s.opt, kSteps[k], in, c);
+      // What "not deterministic" looks like: distinct results over repeated runs.
+      const int distinct = rd::count_distinct(kSteps[k], in, c, kRepeatRuns);
+      r.extra["distinct_results"] = distinct;
+      r.extra["census_runs"] = kRepeatRuns;
+      s.report.add(r);
+      s.report.note(r.variant + ": " + std::to_string(distinct) + " distinct result(s) in " +
+                    std::to_string(kRepeatRuns) + " runs");
       const double g = sw::gbps(r.bytes, r.timing.ms_median);
       if (g > best_gbps) {
         best_gbps = g;
-        best_finish = f;
-        best_bpsm = chosen[f];
+        best = &kSteps[k];
+        best_bpsm = c.blocks_per_sm;
       }
     }
-
-    // What "not deterministic" looks like: distinct results over repeated runs.
-    for (Finish f : kFinishes) {
-      const rd::Variant v = overload_variant(in, f, block, chosen[f], sms);
-      std::set<uint32_t> seen;
-      for (int r = 0; r < kRepeatRuns; ++r) {
-        const float got = static_cast<float>(rd::run_once(v));
-        uint32_t bits;
-        std::memcpy(&bits, &got, sizeof bits);
-        seen.insert(bits);
-      }
-      report.note(v.name + ": " + std::to_string(seen.size()) + " distinct result(s) in " +
-                  std::to_string(kRepeatRuns) + " runs");
-    }
   }
-
-  // Latency: at 2^20 floats (4 MB, inside L2 after the first run) the launches
-  // dominate. The note keeps these records apart from the 2^28 ones (the tour
-  // compares each with the vendor record of the same n and note).
-  {
-    const rd::Input in = rd::make_input(kLatencyN, opt.seed);
-    const std::string note = "n=2^20";
-    const sw::Result cub = rd::bench(opt, report, rd::cub_variant(in, sms), in, {}, note);
-    for (Finish f : kFinishes) {
-      const rd::Variant v = overload_variant(in, f, block, best_bpsm, sms);
-      const sw::Result r = rd::bench(opt, report, v, in, {{"blocks_per_sm", best_bpsm}, {"block", block}}, note);
-      char line[160];
-      std::snprintf(line, sizeof line, "n=2^20: %s %.1f us, cub %.1f us (%.2fx the time of cub)",
-                    r.variant.c_str(), 1e3 * r.timing.ms_median, 1e3 * cub.timing.ms_median,
-                    r.timing.ms_median / cub.timing.ms_median);
-      report.note(line);
-    }
-  }
-
-  rd::lesson(opt, report, [&](const rd::Input& in) {
-    return overload_variant(in, best_finish, block, best_bpsm, sms);
-  });
-  return report.exit_code();
+  small_sums(s, best_bpsm);
+  rd::lesson(s.opt, s.report, *best, {s.block, best_bpsm});
+  return s.report.exit_code();
 }

@@ -2,9 +2,10 @@
 // instead of copying it: chapter 12 (the dot product) and chapter 14 (the sum
 // sharded across GPUs) include this file.
 //
-// reduce_overload<kBlock, kFinish> sums x[0, n) with gridDim.x * kBlock threads:
-// a grid-stride loop of kUnroll independent float4 loads per thread, a scalar
-// tail for the last n % 4 floats, then a warp-shuffle tree per block.
+// reduce_overload<kBlock, kFinish, kUnroll> sums x[0, n) with gridDim.x * kBlock
+// threads: a grid-stride loop of kUnroll independent float4 loads per thread, a
+// scalar tail for the last n % 4 floats (thread_sum), then a warp-shuffle tree per
+// block (block_sum).
 //   Finish::kPartials  block b writes its sum to out[b]   (a second launch adds them)
 //   Finish::kAtomic    every block atomicAdd()s into out[0] (zero it first)
 #pragma once
@@ -16,7 +17,7 @@
 
 namespace ch06 {
 
-constexpr int kUnroll = 4;  // float4 loads in flight per thread per iteration
+constexpr int kUnroll = 4;  // float4 loads in flight per thread per iteration (the default)
 constexpr int kVec = 4;     // floats per float4
 
 enum class Finish { kPartials, kAtomic };
@@ -43,10 +44,11 @@ __device__ __forceinline__ float block_sum(float v) {
   return v;
 }
 
-// x must be 16-byte aligned (cudaMalloc gives 256).
-template <int kBlock, Finish kFinish>
-__global__ void __launch_bounds__(kBlock) reduce_overload(const float* __restrict__ x, int64_t n,
-                                                         float* __restrict__ out) {
+// This thread's share of the sum of x[0, n) when gridDim.x * kBlock threads
+// split it: a grid-stride loop of kUnroll independent float4 loads, then the
+// scalar tail. x must be 16-byte aligned (cudaMalloc gives 256).
+template <int kBlock, int kUnroll = ch06::kUnroll>
+__device__ __forceinline__ float thread_sum(const float* __restrict__ x, int64_t n) {
   const float4* x4 = reinterpret_cast<const float4*>(x);
   const int64_t n4 = n / kVec;
   const int64_t threads = static_cast<int64_t>(gridDim.x) * kBlock;
@@ -67,8 +69,13 @@ __global__ void __launch_bounds__(kBlock) reduce_overload(const float* __restric
     sum += (v.x + v.y) + (v.z + v.w);
   }
   if (first < n - kVec * n4) sum += x[kVec * n4 + first];  // the scalar tail: n % 4 floats
+  return sum;
+}
 
-  sum = block_sum<kBlock>(sum);
+template <int kBlock, Finish kFinish, int kUnroll = ch06::kUnroll>
+__global__ void __launch_bounds__(kBlock) reduce_overload(const float* __restrict__ x, int64_t n,
+                                                         float* __restrict__ out) {
+  const float sum = block_sum<kBlock>(thread_sum<kBlock, kUnroll>(x, n));
   if (threadIdx.x == 0) {
     if constexpr (kFinish == Finish::kAtomic)
       atomicAdd(out, sum);
@@ -78,9 +85,9 @@ __global__ void __launch_bounds__(kBlock) reduce_overload(const float* __restric
 }
 
 // blocks_per_sm x SMs blocks, but no more than the data can keep busy: each thread
-// should get at least one full iteration of kUnroll float4s (this matters at 2^20).
-inline int64_t grid_for(int64_t n, int block, int blocks_per_sm, int sm_count) {
-  const int64_t useful = sw::ceil_div(n, int64_t{block} * kVec * kUnroll);
+// should get at least one full iteration of `unroll` float4s (this matters at 2^20).
+inline int64_t grid_for(int64_t n, int block, int blocks_per_sm, int sm_count, int unroll = kUnroll) {
+  const int64_t useful = sw::ceil_div(n, int64_t{block} * kVec * unroll);
   return std::clamp<int64_t>(useful, 1, int64_t{blocks_per_sm} * sm_count);
 }
 

@@ -3,6 +3,7 @@
 #   bash docs/evidence/03_reduce_shared.sh <build_dir> > docs/evidence/03_reduce_shared.txt
 # Each block profiles the FIRST pass of one kernel over 2^24 floats (65536 blocks
 # of 256 threads), run through --verify-only so nothing else is launched first.
+# Every step's kernel is named after its row: sequential -> reduce_sequential.
 #   1. chapter 03: branch uniformity, active threads per instruction and shared-
 #      memory bank conflicts of the three addressing schemes (docs/03).
 #   2. chapter 02 against chapter 03's sequential scheme: bytes through L1 and
@@ -36,7 +37,7 @@ m1+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
 m1+=,smsp__inst_executed.sum,gpu__time_duration.sum
 for v in interleaved-modulo interleaved-strided sequential; do
   echo "## $v"
-  profile reduce_shared "$m1" "$ch03" "${small[@]}" --variant "$v"
+  profile "reduce_${v//-/_}" "$m1" "$ch03" "${small[@]}" --variant "$v"
 done
 
 echo
@@ -44,15 +45,15 @@ echo "# 2. Global tree (chapter 02) against shared tree (chapter 03, sequential)
 m2=l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum
 m2+=,dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
 echo "## 02 global-in-place"
-profile reduce_global "$m2" "$ch02" "${small[@]}" --block 256
+profile reduce_global_in_place "$m2" "$ch02" "${small[@]}" --block 256
 echo "## 03 sequential"
-profile reduce_shared "$m2" "$ch03" "${small[@]}" --variant sequential
+profile reduce_sequential "$m2" "$ch03" "${small[@]}" --variant sequential
 
 echo
 echo "# 3. Chapter 04: static against dynamic shared memory, 256 threads"
 m3=smsp__inst_executed.sum,launch__shared_mem_per_block_static,launch__shared_mem_per_block_dynamic
 m3+=,gpu__time_duration.sum
 echo "## static-shared"
-profile reduce_static "$m3" "$ch04" "${small[@]}" --block 256
+profile reduce_static_shared "$m3" "$ch04" "${small[@]}" --block 256
 echo "## dynamic-shared"
-profile reduce_dynamic "$m3" "$ch04" "${small[@]}" --block 256
+profile reduce_dynamic_shared "$m3" "$ch04" "${small[@]}" --block 256
