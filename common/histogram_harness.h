@@ -1,23 +1,26 @@
-// Host-side harness of the histogram chapters (07, 08): the options, the inputs
-// with their CPU references, the checks, CUB, the benchmark loop, the
-// distribution sweep, --file and the --verify-only sweep. The kernels stay in
-// the chapters; each chapter hands this harness a list of variants.
+// The histogram chapters' harness (07, 08). A chapter hands run_chapter a plain
+// table of steps; everything else lives here: the options, the inputs with their
+// CPU references, the checks, CUB as the vendor line, timing, the distribution
+// sweep, --file and the --verify-only sweep.
 //
-//   sw::HistOptions h;
-//   sw::add_histogram_options(cli, &h);
-//   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
-//   sw::check_histogram_file_or_exit(h);               // bad --file exits 2, GPU or not
-//   const sw::Gpu gpu = sw::start_gpu(opt);
-//   std::vector<sw::HistVariant> variants = {sw::device_histogram_variant("mine", d_hist, launch)};
-//   if (opt.verify_only) return sw::verify_histogram(report, opt, gpu, h, variants);
-//   sw::CubHistogram cub;                               // the vendor line, measured first
-//   sw::HistData data(gpu, "--bytes", h.bytes);         // device input + CPU reference
-//   data.generate(h.bytes, spec, opt.seed, "uniform", h.offset);
-//   sw::bench_all(report, opt, data, {cub.variant(), variants[0]});
+//   void launch_mine(const uint8_t* in, int64_t n, sw::HistCount* hist);  // the chapter's
+//   int main(int argc, char** argv) {
+//     const sw::HistChapter chapter = {"08_histogram_privatized", "one-line summary", "08",
+//                                      {{"mine", launch_mine}}};
+//     return sw::run_chapter(argc, argv, chapter);
+//   }
 //
-// Counters: every variant returns 256 64-bit totals (HistCount), so no bin wraps
-// at 2^32 equal bytes; the --large check proves it with 2^32 + 2^20 + 3 of them.
+// A launch zeroes `hist` itself (that is part of the job) and leaves there 256
+// 64-bit totals (HistCount), so no bin wraps at 2^32 equal bytes; --verify-only
+// --large proves it with 2^32 + 2^20 + 3 of them.
+//
+// Every checked run follows one protocol: poison the output, run, compare
+// exactly with the CPU histogram, run again WITHOUT poisoning and compare again
+// (a kernel that adds onto the last run's counts instead of zeroing fails), then
+// time, and compare the last timed result once more.
 #pragma once
+
+#include <sys/stat.h>
 
 #include <cub/device/device_histogram.cuh>
 
@@ -27,31 +30,58 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "check.h"
-#include "cli.h"
-#include "data.h"
-#include "device.h"
-#include "gpu_timer.h"
-#include "parallel.h"
-#include "report.h"
-#include "verify.h"
+#include "common/check.h"
+#include "common/cli.h"
+#include "common/cuda_utils.cuh"
+#include "common/data.h"
+#include "common/device.h"
+#include "common/gpu_timer.h"
+#include "common/parallel.h"
+#include "common/report.h"
+#include "common/verify.h"
 
 namespace sw {
 
 constexpr int kBins = 256;
 using HistCount = unsigned long long;  // 64-bit totals (the type CUDA's 64-bit atomicAdd takes)
-constexpr double kHistOutputBytes = kBins * sizeof(HistCount);
+constexpr size_t kHistBytes = kBins * sizeof(HistCount);
 constexpr int64_t kMaxHistOffset = 63;           // --offset: start this many bytes past an aligned address
 constexpr int64_t kLargeHistBytes = (int64_t{1} << 32) + (int64_t{1} << 20) + 3;  // --large: above 2^32
 constexpr int64_t kFileChunkBytes = int64_t{1} << 30;  // --file: bytes per chunk on the device
+constexpr int64_t kHostGrain = int64_t{1} << 20;  // bytes worth a host thread (its 256 counters, a merge)
+// Slow steps (chapter 07's few GB/s) are timed with few reps, and the all-equal
+// input is cut to kSlowEqualBytes for every row.
+constexpr int kSlowReps = 3;
+constexpr int kSlowWarmup = 1;
+constexpr int64_t kSlowEqualBytes = int64_t{1} << 28;
+// The distribution sweep: p from uniform (0) to all zeros (1), with fewer reps.
+constexpr double kSweepRepsFraction = 0.25;
+const std::vector<double> kSweepP = {0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0};
 static_assert(sizeof(HistCount) == sizeof(uint64_t), "HistCount must be 64 bits");
+
+// --- the chapter's table ----------------------------------------------------------
+
+// Launches one step on n bytes at `in`: zeroes `hist`, then adds every byte's count.
+using HistLaunch = void (*)(const uint8_t* in, int64_t n, HistCount* hist);
+
+struct HistStep {
+  const char* name;  // the row's variant, e.g. "spread16-vec16"
+  HistLaunch launch;
+  bool slow = false;  // a few GB/s: timed with kSlowReps (and the all-equal input is cut)
+};
+
+struct HistChapter {
+  const char* program;  // "08_histogram_privatized"
+  const char* summary;  // one line for --help
+  const char* number;   // "08"
+  std::vector<HistStep> steps;
+};
 
 // --- options -----------------------------------------------------------------------
 
@@ -63,7 +93,6 @@ struct HistOptions {
   std::string file;              // histogram the bytes of this file instead
   int64_t offset = 0;            // start of the input past a 256-byte aligned address
   bool large = false;            // --verify-only --large: the > 2^32-byte checks
-  bool custom_input = false;     // set by histogram_spec(): --dist, --value or --p was given
 };
 
 inline void add_histogram_options(Cli& cli, HistOptions* h) {
@@ -72,22 +101,12 @@ inline void add_histogram_options(Cli& cli, HistOptions* h) {
                  "distribution of the bytes (benchmarks only this input)");
   cli.add_int("--value", &h->value, 0, 255, "the repeated byte of --dist equal and mix");
   cli.add_number("--p", &h->p, 0.0, 1.0, "--dist mix: probability that a byte is --value");
-  cli.add_string("--file", &h->file, "histogram the bytes of this file (in chunks if large)");
+  cli.add_string("--file", &h->file, "histogram the bytes of this regular file (in chunks if large)");
   cli.add_int("--offset", &h->offset, 0, kMaxHistOffset, "start the input this many bytes past a 16-byte boundary");
   cli.add_flag("--large", &h->large, "with --verify-only: the checks above 2^32 bytes");
 }
 
-// The ByteSpec the options ask for; notes whether the user chose an input.
-inline ByteSpec histogram_spec(const Cli& cli, HistOptions* h) {
-  ByteSpec spec;
-  parse_byte_dist(h->dist, &spec.dist);  // add_choice has already validated the name
-  spec.value = h->value;
-  spec.p = h->p;
-  h->custom_input = cli.was_given("--dist") || cli.was_given("--value") || cli.was_given("--p");
-  return spec;
-}
-
-// A short name for an input: "uniform", "equal-0", "skewed", "mix-0.90-v0".
+// A short name for an input, the rows' note: "uniform", "equal-0", "skewed", "mix-0.90-v0".
 inline std::string spec_note(ByteSpec s) {
   char buf[48];
   switch (s.dist) {
@@ -98,25 +117,24 @@ inline std::string spec_note(ByteSpec s) {
   return buf;
 }
 
-// --- --file ------------------------------------------------------------------------
+// One line naming --file and what is wrong with it, then exit 2.
+[[noreturn]] inline void bad_file(const std::string& program, const std::string& file, const std::string& why) {
+  std::fprintf(stderr, "%s: error: --file %s: %s\n", program.c_str(), file.c_str(), why.c_str());
+  std::exit(kExitBadInput);
+}
 
-// Exits 2 with one line when --file names nothing readable or an empty file.
-inline int64_t check_histogram_file_or_exit(const HistOptions& h) {
-  if (h.file.empty()) return 0;
-  FILE* f = std::fopen(h.file.c_str(), "rb");
-  if (!f) {
-    std::fprintf(stderr, "error: --file cannot read '%s': %s\n", h.file.c_str(), std::strerror(errno));
-    std::exit(kExitBadInput);
-  }
-  int64_t size = -1;
-  if (std::fseek(f, 0, SEEK_END) == 0) size = static_cast<int64_t>(std::ftell(f));
+// --file must name a readable, non-empty regular file: anything else exits 2
+// with one line, GPU or not. Returns its size.
+inline int64_t check_file_or_exit(const std::string& program, const std::string& file) {
+  struct stat st {};
+  if (stat(file.c_str(), &st) != 0) bad_file(program, file, std::string(std::strerror(errno)) + "; give a regular file");
+  if (S_ISDIR(st.st_mode)) bad_file(program, file, "is a directory; give a regular file");
+  if (!S_ISREG(st.st_mode)) bad_file(program, file, "is not a regular file (a device, pipe or socket); give a regular file");
+  if (st.st_size == 0) bad_file(program, file, "is empty; give a file of at least 1 byte");
+  FILE* f = std::fopen(file.c_str(), "rb");
+  if (!f) bad_file(program, file, std::string("cannot be opened: ") + std::strerror(errno));
   std::fclose(f);
-  if (size <= 0) {
-    std::fprintf(stderr, "error: --file '%s' is %s\n", h.file.c_str(),
-                 size == 0 ? "empty: nothing to histogram" : "not a regular file whose size can be read");
-    std::exit(kExitBadInput);
-  }
-  return size;
+  return static_cast<int64_t>(st.st_size);
 }
 
 // --- checks ------------------------------------------------------------------------
@@ -125,12 +143,15 @@ inline int64_t check_histogram_file_or_exit(const HistOptions& h) {
 inline void histogram_reference(const uint8_t* bytes, int64_t n, uint64_t out[kBins]) {
   std::fill(out, out + kBins, uint64_t{0});
   std::mutex m;
-  parallel_for(n, [&](int64_t b, int64_t e) {
-    uint64_t part[kBins];
-    histogram_cpu(bytes + b, e - b, part);
-    std::lock_guard<std::mutex> lock(m);
-    for (int i = 0; i < kBins; ++i) out[i] += part[i];
-  });
+  parallel_for(
+      n,
+      [&](int64_t b, int64_t e) {
+        uint64_t part[kBins];
+        histogram_cpu(bytes + b, e - b, part);
+        std::lock_guard<std::mutex> lock(m);
+        for (int i = 0; i < kBins; ++i) out[i] += part[i];
+      },
+      kHostGrain);
 }
 
 // The seed's check, independent of histogram_cpu: take one count off the bin of
@@ -139,49 +160,24 @@ inline bool decrements_to_zero(const HistCount got[kBins], const uint8_t* bytes,
   uint64_t left[kBins];
   for (int i = 0; i < kBins; ++i) left[i] = got[i];
   std::mutex m;
-  parallel_for(n, [&](int64_t b, int64_t e) {
-    uint64_t taken[kBins] = {};
-    for (int64_t i = b; i < e; ++i) --taken[bytes[i]];  // wraps: taken = -count
-    std::lock_guard<std::mutex> lock(m);
-    for (int i = 0; i < kBins; ++i) left[i] += taken[i];
-  });
+  parallel_for(
+      n,
+      [&](int64_t b, int64_t e) {
+        uint64_t taken[kBins] = {};
+        for (int64_t i = b; i < e; ++i) --taken[bytes[i]];  // wraps: taken = -count
+        std::lock_guard<std::mutex> lock(m);
+        for (int i = 0; i < kBins; ++i) left[i] += taken[i];
+      },
+      kHostGrain);
   int bad = 0;
   for (int i = 0; i < kBins; ++i) {
     if (left[i] == 0) continue;
-    if (bad++ < 5)
-      std::printf("  decrement-to-zero: bin %d ends at %lld\n", i, static_cast<long long>(left[i]));
+    if (bad++ < 5) std::printf("  decrement-to-zero: bin %d ends at %lld\n", i, static_cast<long long>(left[i]));
   }
   return bad == 0;
 }
 
-// --- variants ----------------------------------------------------------------------
-
-// One way to compute the histogram. run() must zero its output itself (that is
-// part of the operation) and may not keep state between calls.
-struct HistVariant {
-  std::string name;
-  std::function<void(const uint8_t* d_in, int64_t n)> run;
-  std::function<void()> poison;                  // fills the output with 0xFF bytes
-  std::function<void(HistCount* out)> fetch;     // the output on the host, kBins totals
-  std::string role = "step";
-  int64_t max_n = kMaxElements;                  // larger inputs are skipped with a note
-};
-
-// The common case: the variant writes kBins HistCount totals to d_hist.
-inline HistVariant device_histogram_variant(
-    std::string name, HistCount* d_hist,
-    std::function<void(const uint8_t* d_in, int64_t n, HistCount* d_hist)> launch,
-    std::string role = "step") {
-  HistVariant v;
-  v.name = std::move(name);
-  v.role = std::move(role);
-  v.run = [=](const uint8_t* d_in, int64_t n) { launch(d_in, n, d_hist); };
-  v.poison = [=] { sw::poison(d_hist, kBins * sizeof(HistCount)); };
-  v.fetch = [=](HistCount* out) {
-    CUDA_CHECK(cudaMemcpy(out, d_hist, kBins * sizeof(HistCount), cudaMemcpyDeviceToHost));
-  };
-  return v;
-}
+// --- the versions: the chapter's steps and CUB ----------------------------------------
 
 // cub::DeviceHistogram::HistogramEven with 32-bit counters, the type its tuned
 // Hopper policy is for. Its temporary storage is sized for the largest input it
@@ -189,38 +185,62 @@ inline HistVariant device_histogram_variant(
 // are skipped: a 32-bit counter could wrap and CUB's int offsets could not index them.
 class CubHistogram {
  public:
+  static constexpr int64_t kMaxBytes = 0x7FFFFFFF;
   CubHistogram() : counts_(kBins) {
-    size_t bytes = 0;
-    CUDA_CHECK(cub::DeviceHistogram::HistogramEven(nullptr, bytes, static_cast<const uint8_t*>(nullptr),
-                                                   counts_.get(), kBins + 1, 0, kBins, kMaxCubBytes));
-    temp_.allocate(static_cast<int64_t>(std::max<size_t>(bytes, 1)));
-    temp_bytes_ = bytes;
+    CUDA_CHECK(cub::DeviceHistogram::HistogramEven(nullptr, temp_bytes_, static_cast<const uint8_t*>(nullptr),
+                                                   counts_.get(), kBins + 1, 0, kBins, static_cast<int>(kMaxBytes)));
+    temp_.allocate(static_cast<int64_t>(std::max<size_t>(temp_bytes_, 1)));
   }
-
-  HistVariant variant() {
-    HistVariant v;
-    v.name = "cub";
-    v.role = "vendor";
-    v.max_n = kMaxCubBytes;
-    v.run = [this](const uint8_t* d_in, int64_t n) {
-      size_t bytes = temp_bytes_;  // CUB returns an error if n needed more than kMaxCubBytes did
-      CUDA_CHECK(cub::DeviceHistogram::HistogramEven(temp_.get(), bytes, d_in, counts_.get(), kBins + 1, 0,
-                                                     kBins, static_cast<int>(n)));
-    };
-    v.poison = [this] { sw::poison(counts_.get(), kBins * sizeof(unsigned)); };
-    v.fetch = [this](HistCount* out) {
-      unsigned c[kBins];
-      CUDA_CHECK(cudaMemcpy(c, counts_.get(), sizeof c, cudaMemcpyDeviceToHost));
-      for (int i = 0; i < kBins; ++i) out[i] = c[i];
-    };
-    return v;
+  void run(const uint8_t* in, int64_t n) {
+    size_t bytes = temp_bytes_;  // CUB returns an error if n needed more than kMaxBytes did
+    CUDA_CHECK(cub::DeviceHistogram::HistogramEven(temp_.get(), bytes, in, counts_.get(), kBins + 1, 0, kBins,
+                                                   static_cast<int>(n)));
+  }
+  void poison() { sw::poison(counts_.get(), counts_.bytes()); }
+  std::vector<HistCount> read() const {
+    const std::vector<unsigned> c = sw::read(counts_.get(), kBins);
+    return std::vector<HistCount>(c.begin(), c.end());
   }
 
  private:
-  static constexpr int kMaxCubBytes = 0x7FFFFFFF;
   DeviceBuffer<unsigned> counts_;
   DeviceBuffer<uint8_t> temp_;
   size_t temp_bytes_ = 0;
+};
+
+// One row source: a chapter's step writing into the shared 64-bit totals, or CUB.
+class Version {
+ public:
+  Version(const HistStep& step, HistCount* d_hist) : name(step.name), slow(step.slow), step_(step), d_hist_(d_hist) {}
+  explicit Version(CubHistogram* cub)
+      : name("cub"), role("vendor"), max_n(CubHistogram::kMaxBytes), step_{"cub", nullptr}, cub_(cub) {}
+
+  void run(const uint8_t* in, int64_t n) const {
+    if (cub_) {
+      cub_->run(in, n);
+      CHECK_LAUNCH();
+    } else {
+      step_.launch(in, n, d_hist_);  // checks its own launch
+    }
+  }
+  void poison() const {
+    if (cub_) {
+      cub_->poison();
+    } else {
+      sw::poison(d_hist_, kHistBytes);
+    }
+  }
+  std::vector<HistCount> read() const { return cub_ ? cub_->read() : sw::read(d_hist_, kBins); }
+
+  std::string name;
+  std::string role = "step";
+  int64_t max_n = kMaxElements;  // larger inputs are skipped with a note
+  bool slow = false;
+
+ private:
+  HistStep step_;
+  HistCount* d_hist_ = nullptr;
+  CubHistogram* cub_ = nullptr;
 };
 
 // --- one input on the device, with its CPU reference ----------------------------------
@@ -229,63 +249,52 @@ class HistData {
  public:
   // Room for `capacity` bytes at any offset up to kMaxHistOffset; exits 2 when
   // that does not fit in device memory (`option` names the size in the message).
-  HistData(const Gpu& gpu, const std::string& option, int64_t capacity) {
-    require_fits(gpu, option, capacity, 1.0, kMaxHistOffset + 1.0 + 2 * kHistOutputBytes);
-    capacity_ = capacity;
+  HistData(const Gpu& gpu, const std::string& option, int64_t capacity) : capacity_(capacity) {
+    require_fits(gpu, option, capacity, 1.0, kMaxHistOffset + 1.0 + 2 * kHistBytes);
     device_.allocate(capacity + kMaxHistOffset + 1);
     host_.reset(new uint8_t[static_cast<size_t>(capacity)]);
   }
 
   // Generates n bytes on the GPU at `offset`, copies them back, computes the reference.
-  void generate(int64_t n, ByteSpec spec, uint64_t seed, std::string note, int64_t offset = 0) {
-    set_shape(n, offset, std::move(note));
-    fill_bytes(device(), n, seed, spec);
-    CUDA_CHECK(cudaMemcpy(host_.get(), device(), static_cast<size_t>(n), cudaMemcpyDeviceToHost));
-    finish();
+  void generate(int64_t n, ByteSpec spec, uint64_t seed, int64_t offset) {
+    set_shape(n, offset, spec_note(spec));
+    fill_bytes(writable(), n, seed, spec);
+    CUDA_CHECK(cudaMemcpy(host_.get(), writable(), static_cast<size_t>(n), cudaMemcpyDeviceToHost));
+    histogram_reference(host_.get(), n_, want_);
   }
-
-  // The host buffer to fill before upload(n, ...): room for capacity() bytes.
+  // The host buffer to fill before upload(n, ...): room for `capacity` bytes.
   uint8_t* host_buffer() { return host_.get(); }
-  void upload(int64_t n, std::string note, int64_t offset = 0) {
+  void upload(int64_t n, std::string note, int64_t offset) {
     set_shape(n, offset, std::move(note));
-    CUDA_CHECK(cudaMemcpy(device(), host_.get(), static_cast<size_t>(n), cudaMemcpyHostToDevice));
-    finish();
+    CUDA_CHECK(cudaMemcpy(writable(), host_.get(), static_cast<size_t>(n), cudaMemcpyHostToDevice));
+    histogram_reference(host_.get(), n_, want_);
   }
 
   const uint8_t* device() const { return device_.get() + offset_; }
-  uint8_t* device() { return device_.get() + offset_; }
-  const uint8_t* host() const { return host_.get(); }
   int64_t n() const { return n_; }
   int64_t offset() const { return offset_; }
-  int64_t capacity() const { return capacity_; }
   const std::string& note() const { return note_; }
   const uint64_t* want() const { return want_; }
 
   // Exact comparison with the CPU reference; `decrement` adds the seed's check.
-  bool check(const HistCount got[kBins], bool decrement) const {
-    bool ok = count_mismatches("bin", reinterpret_cast<const uint64_t*>(got), want_, kBins) == 0;
-    if (decrement) ok = decrements_to_zero(got, host_.get(), n_) && ok;
+  bool check(const std::vector<HistCount>& got, bool decrement) const {
+    bool ok = count_mismatches("bin", reinterpret_cast<const uint64_t*>(got.data()), want_, kBins) == 0;
+    if (decrement) ok = decrements_to_zero(got.data(), host_.get(), n_) && ok;
     return ok;
   }
 
   // Poisons the output, runs, checks; then runs again without poisoning and
-  // checks again, so that a variant that forgets to zero (and adds onto the
-  // last run's counts) fails. The decrement check runs on the first result.
-  bool run_and_check(const HistVariant& v, bool decrement) const {
-    HistCount got[kBins];
+  // checks again. The decrement check runs on the first result.
+  bool run_and_check(const Version& v, bool decrement) const {
     v.poison();
     v.run(device(), n_);
-    CHECK_LAUNCH();
-    v.fetch(got);
-    bool ok = check(got, decrement);
+    const bool ok = check(v.read(), decrement);
     v.run(device(), n_);
-    CHECK_LAUNCH();
-    v.fetch(got);
-    ok = check(got, false) && ok;
-    return ok;
+    return check(v.read(), false) && ok;
   }
 
  private:
+  uint8_t* writable() { return device_.get() + offset_; }
   void set_shape(int64_t n, int64_t offset, std::string note) {
     if (n < 1 || n > capacity_ || offset < 0 || offset > kMaxHistOffset) {
       std::fprintf(stderr, "internal error: HistData input of %lld bytes at offset %lld, capacity %lld\n",
@@ -296,7 +305,6 @@ class HistData {
     offset_ = offset;
     note_ = std::move(note);
   }
-  void finish() { histogram_reference(host_.get(), n_, want_); }
 
   DeviceBuffer<uint8_t> device_;
   std::unique_ptr<uint8_t[]> host_;
@@ -307,100 +315,83 @@ class HistData {
 
 // --- benchmark -------------------------------------------------------------------
 
-// Checks one variant on the current input (poisoned output; the seed's
-// decrement check when `decrement`), times it with sw::time_gpu, checks the
-// last timed result again, and reports it. Bytes moved: the input once, the
-// 256 64-bit totals once.
-inline void bench_histogram(Report& report, const CommonOptions& opt, const HistData& data,
-                            const HistVariant& v, bool decrement, std::string role = "",
-                            std::map<std::string, double> extra = {}, std::string note_suffix = "") {
+// The reps of a slow step: at most kSlowReps after kSlowWarmup.
+inline CommonOptions slow_reps(CommonOptions opt) {
+  opt.reps = std::min(opt.reps, kSlowReps);
+  opt.warmup = std::min(opt.warmup, kSlowWarmup);
+  return opt;
+}
+inline CommonOptions reps_for(const Version& v, const CommonOptions& opt) { return v.slow ? slow_reps(opt) : opt; }
+
+// Checks one version on the current input (run_and_check), times it, checks the
+// last timed result again, and reports it. Bytes moved: the input once, the 256
+// 64-bit totals once. The row's note is the input; `extra` adds the sweep's p.
+inline void bench(Report& report, const CommonOptions& opt, const HistData& data, const Version& v,
+                  bool decrement, const std::string& role, std::map<std::string, double> extra) {
   if (data.n() > v.max_n) {
-    report.note(v.name + " skipped on " + data.note() + ": it takes at most " + std::to_string(v.max_n) +
-                " bytes");
+    report.note(v.name + " skipped on " + data.note() + ": it takes at most " + std::to_string(v.max_n) + " bytes");
     return;
   }
   bool ok = data.run_and_check(v, decrement);
-  const Timing t = time_gpu(opt, [&] { v.run(data.device(), data.n()); });
-  HistCount got[kBins];
-  v.fetch(got);
-  ok = data.check(got, false) && ok;
-  Result r{v.name, data.n(), static_cast<double>(data.n()) + kHistOutputBytes, t, ok,
-           role.empty() ? v.role : role};
-  r.note = data.note() + note_suffix;
+  const Timing t = time_gpu(reps_for(v, opt), [&] { v.run(data.device(), data.n()); });
+  ok = data.check(v.read(), false) && ok;
+  Result r{v.name, data.n(), static_cast<double>(data.n()) + kHistBytes, t, ok, role.empty() ? v.role : role};
+  r.note = data.note();
   r.extra = std::move(extra);
+  if (data.offset() != 0) r.extra["offset"] = static_cast<double>(data.offset());
   report.add(r);
 }
 
-// Every variant on one input. Besides the exact comparison of every result, the
-// decrement check (a full pass over the input on the host) runs once per input,
-// on the last variant: the chapter's final kernel.
-inline void bench_all(Report& report, const CommonOptions& opt, const HistData& data,
-                      const std::vector<HistVariant>& variants, std::string note_suffix = "") {
-  for (const auto& v : variants) bench_histogram(report, opt, data, v, &v == &variants.back(), "", {}, note_suffix);
-}
-
-// The distribution sweep: Mix with probability p of byte `value`, from uniform
-// (p = 0) to all equal (p = 1); role "sweep", extra {"p": p}.
-inline void sweep_histogram(Report& report, const CommonOptions& opt, HistData& data, int64_t n,
-                            const std::vector<HistVariant>& variants, const std::vector<double>& ps,
-                            int value = 0, int64_t offset = 0) {
-  for (double p : ps) {
-    ByteSpec spec{ByteDist::Mix, value, p};
-    data.generate(n, spec, opt.seed, spec_note(spec), offset);
-    for (const auto& v : variants)
-      bench_histogram(report, opt, data, v, &v == &variants.back(), "sweep", {{"p", p}});
-  }
+// Every version on one input. The decrement check (a full pass over the input on
+// the host) runs once per input, on the last version: the chapter's final step.
+inline void bench_input(Report& report, const CommonOptions& opt, HistData& data, const std::vector<Version>& all,
+                        int64_t n, ByteSpec spec, int64_t offset, const std::string& role = "",
+                        std::map<std::string, double> extra = {}) {
+  data.generate(n, spec, opt.seed, offset);
+  for (const Version& v : all) bench(report, opt, data, v, &v == &all.back(), role, extra);
 }
 
 // --- --file -------------------------------------------------------------------------
 
 // Histograms the file in chunks of at most kFileChunkBytes (a file larger than
-// device memory streams through). Each variant is checked on every chunk; its
+// device memory streams through). Each version is checked on every chunk; its
 // chunk totals add up on the host in 64 bits and must equal the file's CPU
 // histogram. Without --verify-only, each chunk is also timed (the disk and the
 // host-to-device copy are not) and the times add up.
-inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& gpu, const HistOptions& h,
-                          const std::vector<HistVariant>& variants) {
-  const int64_t size = check_histogram_file_or_exit(h);
+inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& gpu, const std::string& program,
+                          const HistOptions& h, const std::vector<Version>& all) {
+  const int64_t size = check_file_or_exit(program, h.file);
   const int64_t chunk = std::min(size, kFileChunkBytes);
   HistData data(gpu, "--file chunk", chunk);
   FILE* f = std::fopen(h.file.c_str(), "rb");
-  if (!f) {
-    std::fprintf(stderr, "error: --file cannot read '%s': %s\n", h.file.c_str(), std::strerror(errno));
-    return kExitBadInput;
-  }
+  if (!f) bad_file(program, h.file, std::string("cannot be opened: ") + std::strerror(errno));
   struct Tally {
     uint64_t totals[kBins] = {};
-    double ms_median = 0, ms_min = 0;
-    int reps = 0;
+    Timing time;
     bool ok = true;
   };
-  std::vector<Tally> tally(variants.size());
+  std::vector<Tally> tally(all.size());
   uint64_t want[kBins] = {};
-  int64_t done = 0;
-  while (done < size) {
+  for (int64_t done = 0; done < size;) {
     const int64_t n = std::min(chunk, size - done);
     if (std::fread(data.host_buffer(), 1, static_cast<size_t>(n), f) != static_cast<size_t>(n)) {
-      std::fprintf(stderr, "error: --file '%s': read failed after %lld of %lld bytes: %s\n", h.file.c_str(),
-                   static_cast<long long>(done), static_cast<long long>(size),
+      std::fprintf(stderr, "%s: error: --file %s: read failed after %lld of %lld bytes: %s\n", program.c_str(),
+                   h.file.c_str(), static_cast<long long>(done), static_cast<long long>(size),
                    std::ferror(f) ? std::strerror(errno) : "the file got shorter");
       std::fclose(f);
       return kExitFailed;
     }
     data.upload(n, "file", h.offset);
     for (int i = 0; i < kBins; ++i) want[i] += data.want()[i];
-    for (size_t k = 0; k < variants.size(); ++k) {
-      const HistVariant& v = variants[k];
+    for (size_t k = 0; k < all.size(); ++k) {
+      const Version& v = all[k];
       Tally& t = tally[k];
       t.ok = data.run_and_check(v, true) && t.ok;
       if (!opt.verify_only) {
-        const Timing tm = time_gpu(opt, [&] { v.run(data.device(), n); });
-        t.ms_median += tm.ms_median;
-        t.ms_min += tm.ms_min;
-        t.reps = tm.reps;
+        const Timing tm = time_gpu(reps_for(v, opt), [&] { v.run(data.device(), n); });
+        t.time = {t.time.ms_median + tm.ms_median, t.time.ms_min + tm.ms_min, tm.reps};
       }
-      HistCount got[kBins];
-      v.fetch(got);
+      const std::vector<HistCount> got = v.read();
       t.ok = data.check(got, false) && t.ok;
       for (int i = 0; i < kBins; ++i) t.totals[i] += got[i];
     }
@@ -410,13 +401,12 @@ inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& g
   if (size > chunk)
     report.note("file of " + std::to_string(size) + " bytes in chunks of " + std::to_string(chunk) +
                 "; times add up the chunks' medians");
-  for (size_t k = 0; k < variants.size(); ++k) {
+  for (size_t k = 0; k < all.size(); ++k) {
     const bool ok = tally[k].ok && count_mismatches("file bin", tally[k].totals, want, kBins) == 0;
     if (opt.verify_only) {
-      report.check(ok, variants[k].name + " file=" + h.file);
+      report.check(ok, all[k].name + " file=" + h.file);
     } else {
-      Result r{variants[k].name, size, static_cast<double>(size) + kHistOutputBytes,
-               Timing{tally[k].ms_median, tally[k].ms_min, tally[k].reps}, ok, variants[k].role};
+      Result r{all[k].name, size, static_cast<double>(size) + kHistBytes, tally[k].time, ok, all[k].role};
       r.note = "file";
       report.add(r);
     }
@@ -426,14 +416,13 @@ inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& g
 
 // --- --verify-only ----------------------------------------------------------------------
 
-// The correctness sweep: every variant on awkward sizes, start offsets and
+// The correctness sweep: every step on awkward sizes, start offsets and
 // distributions, compared exactly with histogram_cpu and by the decrement check;
 // each run on a poisoned output and once more unpoisoned. With --large instead:
 // 2^32 + 2^20 + 3 bytes, all equal to 255 (bin 255 passes 2^32) and uniform
-// (every byte read from a 64-bit index). With --file: the file's bytes.
+// (every byte read from a 64-bit index).
 inline int verify_histogram(Report& report, const CommonOptions& opt, const Gpu& gpu, const HistOptions& h,
-                            const std::vector<HistVariant>& variants) {
-  if (!h.file.empty()) return histogram_file(report, opt, gpu, h, variants);
+                            const std::vector<Version>& steps) {
   struct Case {
     int64_t n;
     ByteSpec spec;
@@ -445,9 +434,8 @@ inline int verify_histogram(Report& report, const CommonOptions& opt, const Gpu&
   if (h.large) {
     cases = {{kLargeHistBytes, ones, 5}, {kLargeHistBytes, uniform, 0}};
   } else {
-    for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{15}, int64_t{16}, int64_t{17}, int64_t{31}, int64_t{255},
-                      int64_t{256}, int64_t{257}, int64_t{4095}, int64_t{4097}, int64_t{65537}, int64_t{1000003}})
-      for (int64_t offset : {int64_t{0}, int64_t{1}, int64_t{15}}) cases.push_back({n, uniform, offset});
+    for (int64_t n : {1, 2, 15, 16, 17, 31, 255, 256, 257, 4095, 4097, 65537, 1000003})
+      for (int64_t offset : {0, 1, 15}) cases.push_back({n, uniform, offset});
     for (int64_t n : {int64_t{1}, int64_t{257}, int64_t{65536}, (int64_t{1} << 24) + 13})
       for (ByteSpec s : {zeros, ones}) cases.push_back({n, s, n % 7});
     cases.push_back({(int64_t{1} << 24) + 13, skewed, 3});
@@ -458,18 +446,79 @@ inline int verify_histogram(Report& report, const CommonOptions& opt, const Gpu&
   for (const Case& c : cases) capacity = std::max(capacity, c.n);
   HistData data(gpu, h.large ? "--large" : "--bytes", capacity);
   for (const Case& c : cases) {
-    data.generate(c.n, c.spec, opt.seed, spec_note(c.spec), c.offset);
+    data.generate(c.n, c.spec, opt.seed, c.offset);
     const std::string at = " n=" + std::to_string(c.n) + " offset=" + std::to_string(c.offset) + " " + data.note();
     if (h.large && c.spec.dist == ByteDist::Equal)
-      report.check(data.want()[c.spec.value] == static_cast<uint64_t>(c.n) &&
-                       data.want()[c.spec.value] > 0xFFFFFFFFull,
+      report.check(data.want()[c.spec.value] == static_cast<uint64_t>(c.n) && data.want()[c.spec.value] > 0xFFFFFFFFull,
                    "reference bin " + std::to_string(c.spec.value) + " holds all " + std::to_string(c.n) +
                        " bytes, beyond 2^32");
-    for (const HistVariant& v : variants) {
-      if (c.n > v.max_n) continue;
-      report.check(data.run_and_check(v, true), v.name + at);
-    }
+    for (const Version& v : steps)
+      if (c.n <= v.max_n) report.check(data.run_and_check(v, true), v.name + at);
   }
+  return report.exit_code();
+}
+
+// --- the whole main() of a histogram chapter ----------------------------------------
+
+// Options; --file checked before the GPU (bad input exits 2 without one); then
+// --verify-only (the steps on the correctness sweep, or on --file), or the
+// benchmark: CUB and every step on --file, on the input that --dist/--value/--p
+// choose, or by default on uniform bytes, all zeros and skewed bytes followed by
+// the distribution sweep. With a slow step (chapter 07) the default is uniform
+// bytes and at most kSlowEqualBytes zeros, without skewed bytes or the sweep.
+inline int run_chapter(int argc, char** argv, const HistChapter& ch) {
+  HistOptions h;
+  Cli cli(ch.program, ch.summary);
+  add_histogram_options(cli, &h);
+  std::vector<std::string> names;
+  for (const HistStep& s : ch.steps) names.push_back(s.name);
+  cli.set_steps(names);
+  const CommonOptions opt = cli.parse_or_exit(argc, argv);
+  if (!h.file.empty()) check_file_or_exit(ch.program, h.file);
+  const Gpu gpu = start_gpu(opt);
+  Report report(opt, gpu.copy_gbps, ch.number, "histogram");
+
+  DeviceBuffer<HistCount> d_hist(kBins);
+  std::vector<Version> steps;
+  for (const HistStep& s : ch.steps) steps.emplace_back(s, d_hist.get());
+  if (opt.verify_only) {
+    return h.file.empty() ? verify_histogram(report, opt, gpu, h, steps)
+                          : histogram_file(report, opt, gpu, ch.program, h, steps);
+  }
+  CubHistogram cub;
+  std::vector<Version> all = {Version(&cub)};
+  all.insert(all.end(), steps.begin(), steps.end());
+  if (!h.file.empty()) return histogram_file(report, opt, gpu, ch.program, h, all);
+
+  std::string slow;  // the slow steps' names
+  for (const Version& v : steps) {
+    if (v.slow) slow += (slow.empty() ? "" : ", ") + v.name;
+  }
+  if (!slow.empty())
+    report.note(slow + ": timed with " + std::to_string(slow_reps(opt).reps) + " reps after " +
+                std::to_string(slow_reps(opt).warmup) + " warm-up");
+  HistData data(gpu, "--bytes", h.bytes);
+  if (cli.was_given("--dist") || cli.was_given("--value") || cli.was_given("--p")) {
+    ByteSpec spec{ByteDist::Uniform, h.value, h.p};
+    parse_byte_dist(h.dist, &spec.dist);  // add_choice has validated the name
+    bench_input(report, opt, data, all, h.bytes, spec, h.offset);
+    return report.exit_code();
+  }
+  bench_input(report, opt, data, all, h.bytes, ByteSpec{}, h.offset);
+  const ByteSpec zeros{ByteDist::Equal, 0};
+  if (!slow.empty()) {
+    const int64_t n = std::min(h.bytes, kSlowEqualBytes);
+    report.note("all bytes equal: " + std::to_string(n) + " bytes, to keep the run short");
+    bench_input(report, opt, data, all, n, zeros, h.offset);
+    return report.exit_code();
+  }
+  bench_input(report, opt, data, all, h.bytes, zeros, h.offset);
+  bench_input(report, opt, data, all, h.bytes, ByteSpec{ByteDist::Skewed}, h.offset);
+  CommonOptions sweep = opt;
+  sweep.reps = std::max(1, static_cast<int>(opt.reps * kSweepRepsFraction));
+  sweep.warmup = std::min(opt.warmup, 1);
+  for (double p : kSweepP)
+    bench_input(report, sweep, data, all, h.bytes, ByteSpec{ByteDist::Mix, 0, p}, h.offset, "sweep", {{"p", p}});
   return report.exit_code();
 }
 

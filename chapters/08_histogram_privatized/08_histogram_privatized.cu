@@ -1,4 +1,4 @@
-// Chapter 08: privatized histograms, from the seed's shared-memory kernel to one that beats CUB.
+// Chapter 08: privatized histograms, from the seed's shared-memory kernel to DRAM speed.
 //
 // What changed:  chapter 07 sent every byte to one of 256 counters in global
 //                memory. Here each block counts into private counters in shared
@@ -13,267 +13,386 @@
 //                  adaptive-vec16    the warp votes: when most lanes hold the same byte they
 //                                    share one copy again, because the hardware merges
 //                                    atomics to one address but not to 16 addresses
+//                  adaptive-runs-vec16  on that plain path, 16 equal bytes in every lane
+//                                    count as one run: one atomic instead of 16
+//                  per-lane-vec16    32 copies per BLOCK, one per lane index, shared by all
+//                                    its warps: every atomic instruction hits 32 different
+//                                    banks whatever the bytes, in 32 KiB per block
 // Why faster:    a shared-memory atomic is a short trip inside the SM, where a global one
 //                crosses the chip to L2; private copies cut the contention; 16-byte loads
-//                keep enough bytes in flight to cover DRAM latency.
+//                keep enough bytes in flight to cover DRAM latency; one copy per lane
+//                makes every atomic one pass through the banks.
 // Bottleneck:    byte loads are latency-bound (the seed); with 16-byte loads, the shared-
 //                memory atomic unit: bank conflicts on uniform bytes, same-address traffic
-//                on repeated bytes. The best variant gets close to DRAM bandwidth on
-//                repeated bytes.
+//                on repeated bytes; with per-lane copies, DRAM on every input.
+// Steps:         seed-2xsm, shared-full-grid, per-warp, per-warp-vec16, spread16-vec16,
+//                adaptive-vec16, adaptive-runs-vec16, per-lane-vec16
 // Run:           build/chapters/08_histogram_privatized [--bytes 2^30] [--offset K]
 //                [--dist uniform|equal|skewed|mix --value V --p P] [--file PATH]
 //                [--verify-only [--large]] [--json]
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "common/check.h"
-#include "common/cli.h"
-#include "common/data.h"
-#include "common/device.h"
+#include "common/cuda_utils.cuh"
 #include "common/histogram_harness.h"
-#include "common/report.h"
 
 namespace {
 
 using sw::HistCount;
 using sw::kBins;
+using sw::kFullMask;
+using sw::kWarp;
 
-constexpr int kSeedThreads = 256;       // the seed's block: one thread per bin
-constexpr int kSeedBlocksPerSm = 2;     // the seed's grid: 2 x SM count
-constexpr int kVecThreads = 64;         // 2 warps: with 16 copies, 33 to 37 KiB of shared memory per
-                                        // block, under the 48 KiB every GPU gives without opting in
-constexpr int kUnroll = 8;              // 16-byte loads in flight per thread
-constexpr int kSpreadCopies = 16;       // copies per warp in the spread variants
-constexpr int kHotLanes = 16;           // adaptive: this many lanes agreeing with lane 0 share one copy
-constexpr int kWarp = 32;
-constexpr unsigned kFullMask = 0xFFFFFFFFu;
-// A block's shared counters are 32 bits: no block may see 2^32 bytes. The grid
-// is made large enough that each block gets at most this many.
+constexpr int kSeedThreads = 256;    // the seed's block: one thread per bin
+constexpr int kSeedBlocksPerSm = 2;  // the seed's grid: 2 x SM count
+constexpr int kSeedWarps = kSeedThreads / kWarp;
+constexpr int kVecThreads = 64;      // 2 warps: with 16 copies, 33 to 37 KiB of shared memory per
+                                     // block, under the 48 KiB every GPU gives without opting in
+constexpr int kVecWarps = kVecThreads / kWarp;
+constexpr int kUnroll = 8;           // 16-byte loads per thread per step of the main loop
+constexpr int kSpreadCopies = 16;    // copies per warp in the spread and adaptive kernels
+constexpr int kHotLanes = 16;        // adaptive: this many lanes agreeing with lane 0 share one copy
+constexpr int kLaneThreads = 1024;   // per-lane: one block per SM, its 32 warps share 32 copies
+// A block's shared counters are 32 bits: no block may see 2^32 bytes. The grid gives
+// each block at most this many, plus one vector per thread and 30 edge bytes.
 constexpr int64_t kMaxBytesPerBlock = int64_t{1} << 31;
-constexpr double kSweepRepsFraction = 0.25;  // the sweep times fewer reps than the main table
-const std::vector<double> kSweepP = {0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0};
 
 static_assert(kSeedThreads == kBins, "the seed's kernel has one thread per bin");
-static_assert(kVecThreads % kWarp == 0 && kBins % kWarp == 0, "whole warps");
+static_assert(kLaneThreads >= kBins, "per-lane: one thread per bin in the merge");
 
-// --- kernels ------------------------------------------------------------------------
+// --- 1-byte loads: the seed and per-warp ------------------------------------------------
 
-// The seed (kPerWarp = false): a grid-stride loop over bytes, one shared-memory
-// atomic per byte into the block's histogram; then each thread adds its bin to
-// the global total. kPerWarp = true: each warp counts into its own copy, and the
-// copies are summed at the end.
-template <bool kPerWarp>
-__global__ void __launch_bounds__(kSeedThreads)
-histogram_shared_bytes(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
-  constexpr int kCopies = kPerWarp ? kSeedThreads / kWarp : 1;
-  __shared__ uint32_t sub[kCopies][kBins];
+// The seed's two phases with kCopies sub-histograms per block; the calling thread
+// counts into sub[copy]. Phase 1: a grid-stride loop over bytes, one shared-memory
+// atomic per byte. Phase 2: thread `bin` adds up its bin over the copies and sends
+// the block's total to global memory, one atomic per bin per block.
+template <int kCopies>
+__device__ void count_bytes(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist,
+                            uint32_t (*sub)[kBins], int copy) {
   const int bin = threadIdx.x;
   for (int c = 0; c < kCopies; ++c) sub[c][bin] = 0;
   __syncthreads();
-
-  uint32_t* mine = sub[kPerWarp ? threadIdx.x / kWarp : 0];
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    atomicAdd(&mine[in[i]], 1u);
+  const int64_t stride = int64_t{gridDim.x} * kSeedThreads;
+  for (int64_t i = int64_t{blockIdx.x} * kSeedThreads + threadIdx.x; i < n; i += stride)
+    atomicAdd(&sub[copy][in[i]], 1u);
   __syncthreads();
-
   uint32_t total = 0;
   for (int c = 0; c < kCopies; ++c) total += sub[c][bin];
-  if (total) atomicAdd(&hist[bin], static_cast<HistCount>(total));  // one global atomic per bin per block
+  if (total) atomicAdd(&hist[bin], HistCount{total});
 }
 
-// Counts the 16 bytes of v into one column of a [kBins][kCopies] sub-histogram.
-template <int kCopies>
+// seed-2xsm and shared-full-grid: one histogram per block.
+__global__ void __launch_bounds__(kSeedThreads)
+histogram_shared(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
+  __shared__ uint32_t sub[1][kBins];
+  count_bytes<1>(in, n, hist, sub, 0);
+}
+
+// per-warp: one histogram per warp.
+__global__ void __launch_bounds__(kSeedThreads)
+histogram_per_warp(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
+  __shared__ uint32_t sub[kSeedWarps][kBins];
+  count_bytes<kSeedWarps>(in, n, hist, sub, threadIdx.x / kWarp);
+}
+
+// --- 16-byte loads: the pieces ------------------------------------------------------------
+
+// [in, in + n) = a head up to the first 16-byte boundary, whole 16-byte vectors,
+// and a tail of fewer than 16 bytes.
+struct Split16 {
+  int64_t head;  // bytes before the first vector (at most 15)
+  int64_t nvec;  // whole vectors
+  int64_t tail;  // index of the first byte after the vectors
+};
+__device__ Split16 split16(const uint8_t* in, int64_t n) {
+  const int64_t to_boundary = (16 - (reinterpret_cast<uintptr_t>(in) & 15)) & 15;
+  const int64_t head = n < to_boundary ? n : to_boundary;
+  const int64_t nvec = (n - head) / 16;
+  return {head, nvec, head + nvec * 16};
+}
+
+// Counts the 16 bytes of v into one copy of a [kBins][kStride] sub-histogram:
+// bin b of this copy is column[b * kStride].
+template <int kStride>
 __device__ __forceinline__ void count16(uint32_t* column, uint4 v) {
   const uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
   for (int k = 0; k < 4; ++k)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) atomicAdd(&column[((words[k] >> (8 * j)) & 0xFFu) * kCopies], 1u);
+    for (int j = 0; j < 4; ++j) atomicAdd(&column[((words[k] >> (8 * j)) & 0xFFu) * kStride], 1u);
 }
 
-// 16-byte loads. Each warp owns a [kBins][kCopies] sub-histogram: bin b of copy c
-// is word b * kCopies + c, and lane l uses copy l % kCopies. With one copy
-// (per-warp-vec16) the bank of a lane's atomic is set by its byte alone, so 32
-// random bytes collide in a few banks; with 16 copies, only lanes l and l + 16
-// can share a bank. kAdaptive adds a plain [kBins] histogram per warp: a warp
-// whose lanes mostly start their vectors with lane 0's byte counts that step
-// there, where the many atomics to one address merge.
-template <int kCopies, bool kAdaptive, bool kRuns = false>
-__global__ void __launch_bounds__(kVecThreads)
-histogram_vec16(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
-  static_assert(!kRuns || kAdaptive, "runs are counted on the adaptive kernel's plain path");
-  extern __shared__ uint32_t smem[];  // [kBins] block totals, then kWarps x kWarpWords
-  constexpr int kWarps = kVecThreads / kWarp;
-  constexpr int kWarpWords = kBins * kCopies + (kAdaptive ? kBins : 0) + (kRuns ? kBins : 0);
-  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  uint32_t* block_total = smem;
-  uint32_t* sub = smem + kBins + warp * kWarpWords;  // the warp's copies...
-  uint32_t* dense = sub + kBins * kCopies;           // ...and, if kAdaptive, its plain histogram
-  uint32_t* runs = dense + kBins;                    // kRuns: vectors of 16 equal bytes, per byte value
-  for (int i = threadIdx.x; i < kBins + kWarps * kWarpWords; i += kVecThreads) smem[i] = 0;
-  __syncthreads();
+// Head and tail bytes (at most 15 each) go one per thread to the first threads of the grid.
+template <int kStride>
+__device__ void count_edges(const uint8_t* in, int64_t n, Split16 s, int64_t tid, uint32_t* column) {
+  if (tid < s.head) atomicAdd(&column[in[tid] * kStride], 1u);
+  if (tid < n - s.tail) atomicAdd(&column[in[s.tail + tid] * kStride], 1u);
+}
 
-  uint32_t* column = sub + lane % kCopies;  // this lane's copy
-  const int64_t threads = static_cast<int64_t>(gridDim.x) * kVecThreads;
-  const int64_t tid = static_cast<int64_t>(blockIdx.x) * kVecThreads + threadIdx.x;
-
-  // [in, in + n) = a head up to the first 16-byte boundary, whole 16-byte
-  // vectors, and a tail of fewer than 16 bytes. Head and tail bytes (at most 15
-  // each) go one per thread to the first threads of the grid.
-  const int64_t to_boundary = (16 - (reinterpret_cast<uintptr_t>(in) & 15)) & 15;
-  const int64_t head = n < to_boundary ? n : to_boundary;
-  const int64_t nvec = (n - head) / 16;
-  const int64_t tail = head + nvec * 16;
-  const uint4* vec = reinterpret_cast<const uint4*>(in + head);
-  if (tid < head) atomicAdd(&column[in[tid] * kCopies], 1u);
-  if (tid < n - tail) atomicAdd(&column[in[tail + tid] * kCopies], 1u);
-
-  // Main loop: kUnroll loads in flight per thread before the first atomic. Its
-  // bounds are the same for the whole warp, since the vote needs all 32 lanes.
+// Phase 1 of a 16-byte kernel with kThreads per block: this thread's bytes into
+// `column`, kUnroll loads per step, then their atomics (in the SASS, 3 or 4 loads stay
+// in flight at 32 registers per thread, 5 to 8 at 56). The loop bounds are the same
+// for the whole warp: the adaptive kernels' vote needs that.
+template <int kThreads, int kStride>
+__device__ void count_vec16(const uint8_t* __restrict__ in, int64_t n, uint32_t* column) {
+  const Split16 s = split16(in, n);
+  const int64_t threads = int64_t{gridDim.x} * kThreads;
+  const int64_t tid = int64_t{blockIdx.x} * kThreads + threadIdx.x;
+  const int lane = threadIdx.x % kWarp;
+  count_edges<kStride>(in, n, s, tid, column);
+  const uint4* vec = reinterpret_cast<const uint4*>(in + s.head);
   int64_t first = tid - lane;  // the warp's first vector
-  for (; first + (kWarp - 1) + (kUnroll - 1) * threads < nvec; first += kUnroll * threads) {
+  for (; first + (kWarp - 1) + (kUnroll - 1) * threads < s.nvec; first += kUnroll * threads) {
     uint4 v[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(&vec[first + lane + u * threads]);
-    bool hot = false;
-    if (kAdaptive) {
-      const uint32_t mine = v[0].x & 0xFFu;
-      const uint32_t lead = __shfl_sync(kFullMask, mine, 0);
-      hot = __popc(__ballot_sync(kFullMask, mine == lead)) >= kHotLanes;  // the same for all lanes
-    }
-    if (hot) {
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const uint4 x = v[u];
-        // 16 equal bytes (x.x == its byte 0 repeated) count as one run. Only when
-        // every lane has a run, so that the warp never executes both paths.
-        const bool run = x.x == x.y && x.x == x.z && x.x == x.w && x.x == __byte_perm(x.x, 0, 0);
-        if (kRuns && __all_sync(kFullMask, run))
-          atomicAdd(&runs[x.x & 0xFFu], 1u);
-        else
-          count16<1>(dense, x);
-      }
-    } else {
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) count16<kCopies>(column, v[u]);
-    }
+    for (int u = 0; u < kUnroll; ++u) count16<kStride>(column, v[u]);
   }
-  for (int64_t i = first + lane; i < nvec; i += threads) count16<kCopies>(column, __ldg(&vec[i]));
+  for (int64_t i = first + lane; i < s.nvec; i += threads) count16<kStride>(column, __ldg(&vec[i]));
+}
 
-  // Merge: the warp's copies into the block total (copies read in a rotated
-  // order, to spread the banks), then one global atomic per bin per block.
-  __syncwarp();
-  for (int bin = lane; bin < kBins; bin += kWarp) {
-    uint32_t sum = (kAdaptive ? dense[bin] : 0) + (kRuns ? 16 * runs[bin] : 0);
-    for (int c = 0; c < kCopies; ++c) sum += sub[bin * kCopies + (c + lane) % kCopies];
-    if (sum) atomicAdd(&block_total[bin], sum);
-  }
+// Bin `bin` of a [kBins][kCopies] sub-histogram, summed over its copies, read
+// from copy `rot` on so that the lanes of a warp (different rot) hit different banks.
+template <int kCopies>
+__device__ uint32_t sum_copies(const uint32_t* sub, int bin, int rot) {
+  uint32_t sum = 0;
+  for (int c = 0; c < kCopies; ++c) sum += sub[bin * kCopies + (c + rot) % kCopies];
+  return sum;
+}
+
+// Phase 2 of the per-warp kernels: the block's totals to global memory.
+__device__ void add_block_totals(const uint32_t* block_total, HistCount* hist) {
   __syncthreads();
   for (int bin = threadIdx.x; bin < kBins; bin += kVecThreads)
-    if (block_total[bin]) atomicAdd(&hist[bin], static_cast<HistCount>(block_total[bin]));
+    if (block_total[bin]) atomicAdd(&hist[bin], HistCount{block_total[bin]});
 }
 
-// --- launches -------------------------------------------------------------------------
+// --- 16-byte loads, copies per warp: per-warp-vec16 and spread16-vec16 --------------------
 
-// At least enough blocks that none gets more than kMaxBytesPerBlock bytes.
-int grid_for(int64_t n, int64_t blocks) {
-  return static_cast<int>(std::max<int64_t>(blocks, (n + kMaxBytesPerBlock - 1) / kMaxBytesPerBlock));
+// Each warp owns a [kBins][kCopies] sub-histogram; lane l counts in copy l % kCopies.
+// With one copy the bank of a lane's atomic is set by its byte alone, so 32 random
+// bytes collide in a few banks; with 16 copies, only lanes l and l + 16 can share a bank.
+template <int kCopies>
+__device__ void per_warp_copies(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
+  extern __shared__ uint32_t smem[];  // [kBins] block totals, then the warps' sub-histograms
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  uint32_t* block_total = smem;
+  uint32_t* sub = smem + kBins + warp * kBins * kCopies;
+  for (int i = threadIdx.x; i < kBins * (1 + kVecWarps * kCopies); i += kVecThreads) smem[i] = 0;
+  __syncthreads();
+  count_vec16<kVecThreads, kCopies>(in, n, sub + lane % kCopies);
+  __syncwarp();
+  for (int bin = lane; bin < kBins; bin += kWarp) {
+    const uint32_t sum = sum_copies<kCopies>(sub, bin, lane);
+    if (sum) atomicAdd(&block_total[bin], sum);
+  }
+  add_block_totals(block_total, hist);
 }
 
-// Resident blocks of `kernel` per SM times the SM count: the grid that fills the GPU.
-template <class Kernel>
-int full_grid(Kernel kernel, int threads, size_t smem, int sms) {
-  int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  return std::max(1, per_sm) * sms;
+__global__ void __launch_bounds__(kVecThreads)
+histogram_per_warp_vec16(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
+  per_warp_copies<1>(in, n, hist);
 }
 
-template <bool kPerWarp>
-void launch_bytes(const uint8_t* in, int64_t n, HistCount* hist, int blocks) {
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, kBins * sizeof(HistCount)));  // zeroing is part of the job
-  histogram_shared_bytes<kPerWarp><<<grid_for(n, blocks), kSeedThreads>>>(in, n, hist);
+__global__ void __launch_bounds__(kVecThreads)
+histogram_spread16_vec16(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
+  per_warp_copies<kSpreadCopies>(in, n, hist);
+}
+
+// --- the vote: adaptive-vec16 and adaptive-runs-vec16 -------------------------------------
+
+// adaptive-vec16's hot path: the vector into the warp's plain [kBins] histogram,
+// where atomics from many lanes to one address merge.
+struct HotPlain {
+  static constexpr int kWords = kBins;  // the plain histogram
+  uint32_t* plain;
+  __device__ void count(uint4 x) const { count16<1>(plain, x); }
+  __device__ uint32_t total(int bin) const { return plain[bin]; }
+};
+
+// adaptive-runs-vec16's: 16 equal bytes (x.x is its byte 0 repeated, and so are
+// y, z, w) count as one run, in a second [kBins] array. Only when every lane has a
+// run, so that the warp never executes both paths.
+struct HotRuns {
+  static constexpr int kWords = 2 * kBins;  // the plain histogram, then runs per byte value
+  uint32_t* plain;
+  __device__ void count(uint4 x) const {
+    const bool run = x.x == x.y && x.x == x.z && x.x == x.w && x.x == __byte_perm(x.x, 0, 0);
+    if (__all_sync(kFullMask, run))
+      atomicAdd(&plain[kBins + (x.x & 0xFFu)], 1u);
+    else
+      count16<1>(plain, x);
+  }
+  __device__ uint32_t total(int bin) const { return plain[bin] + 16 * plain[kBins + bin]; }
+};
+
+// spread16-vec16's copies plus Hot's arrays per warp. A warp whose lanes mostly
+// start their first vector with lane 0's byte counts its next kUnroll vectors on Hot's path.
+template <class Hot>
+__device__ void adaptive(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
+  constexpr int kWarpWords = kBins * kSpreadCopies + Hot::kWords;
+  extern __shared__ uint32_t smem[];  // [kBins] block totals, then kWarpWords per warp
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  uint32_t* block_total = smem;
+  uint32_t* sub = smem + kBins + warp * kWarpWords;
+  const Hot hot{sub + kBins * kSpreadCopies};
+  for (int i = threadIdx.x; i < kBins + kVecWarps * kWarpWords; i += kVecThreads) smem[i] = 0;
+  __syncthreads();
+
+  uint32_t* column = sub + lane % kSpreadCopies;
+  const Split16 s = split16(in, n);
+  const int64_t threads = int64_t{gridDim.x} * kVecThreads;
+  const int64_t tid = int64_t{blockIdx.x} * kVecThreads + threadIdx.x;
+  count_edges<kSpreadCopies>(in, n, s, tid, column);
+  const uint4* vec = reinterpret_cast<const uint4*>(in + s.head);
+  int64_t first = tid - lane;
+  for (; first + (kWarp - 1) + (kUnroll - 1) * threads < s.nvec; first += kUnroll * threads) {
+    uint4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(&vec[first + lane + u * threads]);
+    const uint32_t mine = v[0].x & 0xFFu;
+    const uint32_t lead = __shfl_sync(kFullMask, mine, 0);
+    if (__popc(__ballot_sync(kFullMask, mine == lead)) >= kHotLanes) {  // the same for all lanes
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) hot.count(v[u]);
+    } else {
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) count16<kSpreadCopies>(column, v[u]);
+    }
+  }
+  for (int64_t i = first + lane; i < s.nvec; i += threads) count16<kSpreadCopies>(column, __ldg(&vec[i]));
+
+  __syncwarp();
+  for (int bin = lane; bin < kBins; bin += kWarp) {
+    const uint32_t sum = hot.total(bin) + sum_copies<kSpreadCopies>(sub, bin, lane);
+    if (sum) atomicAdd(&block_total[bin], sum);
+  }
+  add_block_totals(block_total, hist);
+}
+
+__global__ void __launch_bounds__(kVecThreads)
+histogram_adaptive_vec16(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
+  adaptive<HotPlain>(in, n, hist);
+}
+
+__global__ void __launch_bounds__(kVecThreads)
+histogram_adaptive_runs_vec16(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
+  adaptive<HotRuns>(in, n, hist);
+}
+
+// --- per-lane-vec16: one copy per lane index, shared by the block's warps --------------------
+
+// The block's [kBins][32] sub-histogram: bin b of copy c is word b * 32 + c, in
+// bank c, and lane l of every warp counts in copy l. The 32 lanes of one atomic
+// instruction therefore always hit 32 different banks: one pass, whatever the
+// bytes. Warps share the copies safely, since the adds are atomic: 32 KiB per block
+// however many warps, where spread16's 16 copies cost 16 KiB per warp. One block
+// of 1024 threads per SM: 56 registers each, room for 5 to 8 loads in flight.
+__global__ void __launch_bounds__(kLaneThreads, 1)
+histogram_per_lane_vec16(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
+  extern __shared__ uint32_t sub[];  // [kBins][kWarp]
+  for (int i = threadIdx.x; i < kBins * kWarp; i += kLaneThreads) sub[i] = 0;
+  __syncthreads();
+  count_vec16<kLaneThreads, kWarp>(in, n, sub + threadIdx.x % kWarp);
+  __syncthreads();
+  // Thread `bin` adds the bin's 32 copies, starting at copy `bin`: distinct banks
+  // again. Every copy, and their sum, counts bytes of this block only: below 2^32
+  // (see kMaxBytesPerBlock), so the 32-bit words cannot wrap.
+  for (int bin = threadIdx.x; bin < kBins; bin += kLaneThreads) {
+    const uint32_t total = sum_copies<kWarp>(sub, bin, bin);
+    if (total) atomicAdd(&hist[bin], HistCount{total});
+  }
+}
+
+// --- launches ---------------------------------------------------------------------------
+
+// At least enough blocks that none counts more than kMaxBytesPerBlock bytes.
+int64_t grid_for(int64_t n, int64_t blocks) { return std::max(blocks, sw::ceil_div(n, kMaxBytesPerBlock)); }
+
+// A 16-byte kernel's grid: one full wave (`resident` blocks), but no more blocks
+// than there are vectors to give one to each thread.
+int64_t vec16_grid(int64_t n, int threads, int64_t resident) {
+  return grid_for(n, std::clamp<int64_t>(sw::ceil_div(n / 16, threads), 1, resident));
+}
+
+void launch_seed_2xsm(const uint8_t* in, int64_t n, HistCount* hist) {
+  const int64_t blocks = grid_for(n, kSeedBlocksPerSm * sw::sm_count());
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));  // zeroing is part of the job
+  histogram_shared<<<blocks, kSeedThreads>>>(in, n, hist);
   CHECK_LAUNCH();
 }
 
-// A vec16 kernel with its shared memory and its full grid, set up once.
-template <int kCopies, bool kAdaptive, bool kRuns = false>
-struct Vec16 {
-  size_t smem = sizeof(uint32_t) * kBins * (1 + (kVecThreads / kWarp) * (kCopies + kAdaptive + kRuns));
-  int max_blocks = 0;
+void launch_shared_full_grid(const uint8_t* in, int64_t n, HistCount* hist) {
+  static const int64_t resident = sw::resident_grid(histogram_shared, kSeedThreads);
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  histogram_shared<<<grid_for(n, resident), kSeedThreads>>>(in, n, hist);
+  CHECK_LAUNCH();
+}
 
-  explicit Vec16(int sms) {
-    CUDA_CHECK(cudaFuncSetAttribute(histogram_vec16<kCopies, kAdaptive, kRuns>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    max_blocks = full_grid(histogram_vec16<kCopies, kAdaptive, kRuns>, kVecThreads, smem, sms);
-  }
-  void operator()(const uint8_t* in, int64_t n, HistCount* hist) const {
-    // No more blocks than there are vectors to give one to each thread.
-    const int64_t wanted = (n / 16 + kVecThreads - 1) / kVecThreads;
-    const int blocks = grid_for(n, std::clamp<int64_t>(wanted, 1, max_blocks));
-    CUDA_CHECK(cudaMemsetAsync(hist, 0, kBins * sizeof(HistCount)));
-    histogram_vec16<kCopies, kAdaptive, kRuns><<<blocks, kVecThreads, smem>>>(in, n, hist);
-    CHECK_LAUNCH();
-  }
-};
+void launch_per_warp(const uint8_t* in, int64_t n, HistCount* hist) {
+  static const int64_t resident = sw::resident_grid(histogram_per_warp, kSeedThreads);
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  histogram_per_warp<<<grid_for(n, resident), kSeedThreads>>>(in, n, hist);
+  CHECK_LAUNCH();
+}
+
+void launch_per_warp_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
+  constexpr size_t smem = sizeof(uint32_t) * kBins * (1 + kVecWarps);  // totals + a copy per warp
+  static const int64_t resident = sw::resident_grid(histogram_per_warp_vec16, kVecThreads, smem);
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  histogram_per_warp_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n, hist);
+  CHECK_LAUNCH();
+}
+
+void launch_spread16_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
+  constexpr size_t smem = sizeof(uint32_t) * kBins * (1 + kVecWarps * kSpreadCopies);
+  static const int64_t resident = sw::resident_grid(histogram_spread16_vec16, kVecThreads, smem);
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  histogram_spread16_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n, hist);
+  CHECK_LAUNCH();
+}
+
+void launch_adaptive_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
+  constexpr size_t smem = sizeof(uint32_t) * (kBins + kVecWarps * (kBins * kSpreadCopies + HotPlain::kWords));
+  static const int64_t resident = sw::resident_grid(histogram_adaptive_vec16, kVecThreads, smem);
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  histogram_adaptive_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n, hist);
+  CHECK_LAUNCH();
+}
+
+void launch_adaptive_runs_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
+  constexpr size_t smem = sizeof(uint32_t) * (kBins + kVecWarps * (kBins * kSpreadCopies + HotRuns::kWords));
+  static const int64_t resident = sw::resident_grid(histogram_adaptive_runs_vec16, kVecThreads, smem);
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  histogram_adaptive_runs_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n, hist);
+  CHECK_LAUNCH();
+}
+
+void launch_per_lane_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
+  constexpr size_t smem = sizeof(uint32_t) * kBins * kWarp;  // 32 copies: 32 KiB
+  static const int64_t resident = sw::resident_grid(histogram_per_lane_vec16, kLaneThreads, smem);
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  histogram_per_lane_vec16<<<vec16_grid(n, kLaneThreads, resident), kLaneThreads, smem>>>(in, n, hist);
+  CHECK_LAUNCH();
+}
 
 }  // namespace
 
+// The harness runs CUB first, then these steps, on each input.
 int main(int argc, char** argv) {
-  sw::HistOptions h;
-  sw::Cli cli("08_histogram_privatized", "256-bin byte histogram with privatized shared-memory counters.");
-  sw::add_histogram_options(cli, &h);
-  const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
-  const sw::ByteSpec spec = sw::histogram_spec(cli, &h);
-  sw::check_histogram_file_or_exit(h);
-  const sw::Gpu gpu = sw::start_gpu(opt);
-  sw::Report report(opt, gpu.copy_gbps, "08", "histogram");
-
-  const int sms = gpu.info.sm_count;
-  const int seed_grid = kSeedBlocksPerSm * sms;
-  const int bytes_grid = full_grid(histogram_shared_bytes<false>, kSeedThreads, 0, sms);
-  const int warp_grid = full_grid(histogram_shared_bytes<true>, kSeedThreads, 0, sms);
-  const Vec16<1, false> per_warp_vec16(sms);
-  const Vec16<kSpreadCopies, false> spread16(sms);
-  const Vec16<kSpreadCopies, true> adaptive16(sms);
-  const Vec16<kSpreadCopies, true, true> adaptive_runs16(sms);
-
-  sw::DeviceBuffer<HistCount> d_hist(kBins);
-  HistCount* out = d_hist.get();
-  const std::vector<sw::HistVariant> steps = {
-      sw::device_histogram_variant("seed-2xsm", out,
-          [=](const uint8_t* in, int64_t n, HistCount* hist) { launch_bytes<false>(in, n, hist, seed_grid); }),
-      sw::device_histogram_variant("shared-full-grid", out,
-          [=](const uint8_t* in, int64_t n, HistCount* hist) { launch_bytes<false>(in, n, hist, bytes_grid); }),
-      sw::device_histogram_variant("per-warp", out,
-          [=](const uint8_t* in, int64_t n, HistCount* hist) { launch_bytes<true>(in, n, hist, warp_grid); }),
-      sw::device_histogram_variant("per-warp-vec16", out, per_warp_vec16),
-      sw::device_histogram_variant("spread16-vec16", out, spread16),
-      sw::device_histogram_variant("adaptive-vec16", out, adaptive16),
-      sw::device_histogram_variant("adaptive-runs-vec16", out, adaptive_runs16),
-  };
-  if (opt.verify_only) return sw::verify_histogram(report, opt, gpu, h, steps);
-
-  sw::CubHistogram cub;
-  std::vector<sw::HistVariant> all = {cub.variant()};
-  all.insert(all.end(), steps.begin(), steps.end());
-  if (!h.file.empty()) return sw::histogram_file(report, opt, gpu, h, all);
-
-  sw::HistData data(gpu, "--bytes", h.bytes);
-  if (h.custom_input) {
-    data.generate(h.bytes, spec, opt.seed, sw::spec_note(spec), h.offset);
-    sw::bench_all(report, opt, data, all);
-    return report.exit_code();
-  }
-  for (sw::ByteSpec s : {sw::ByteSpec{}, sw::ByteSpec{sw::ByteDist::Equal, 0}, sw::ByteSpec{sw::ByteDist::Skewed}}) {
-    data.generate(h.bytes, s, opt.seed, sw::spec_note(s), h.offset);
-    sw::bench_all(report, opt, data, all);
-  }
-  // From uniform (p = 0) to all zeros (p = 1), with fewer reps.
-  sw::CommonOptions sweep_opt = opt;
-  sweep_opt.reps = std::max(1, static_cast<int>(opt.reps * kSweepRepsFraction));
-  sweep_opt.warmup = std::min(opt.warmup, 1);
-  sw::sweep_histogram(report, sweep_opt, data, h.bytes, all, kSweepP, 0, h.offset);
-  return report.exit_code();
+  const sw::HistChapter chapter = {
+      "08_histogram_privatized", "256-bin byte histogram with privatized shared-memory counters.", "08",
+      {
+          {"seed-2xsm", launch_seed_2xsm},
+          {"shared-full-grid", launch_shared_full_grid},
+          {"per-warp", launch_per_warp},
+          {"per-warp-vec16", launch_per_warp_vec16},
+          {"spread16-vec16", launch_spread16_vec16},
+          {"adaptive-vec16", launch_adaptive_vec16},
+          {"adaptive-runs-vec16", launch_adaptive_runs_vec16},
+          {"per-lane-vec16", launch_per_lane_vec16},
+      }};
+  return sw::run_chapter(argc, argv, chapter);
 }
