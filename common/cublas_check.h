@@ -1,4 +1,8 @@
-// CUBLAS_CHECK(expr): like CUDA_CHECK, for cuBLAS calls.
+// cuBLAS for every chapter: CUBLAS_CHECK(expr), like CUDA_CHECK, and sw::Blas,
+// the one cuBLAS handle class.
+//
+//   const sw::Blas blas;                                    // cublasCreate
+//   CUBLAS_CHECK(cublasSgeam_64(blas.get(), ...));          // cublasDestroy on scope exit
 #pragma once
 
 #include <cublas_v2.h>
@@ -15,3 +19,21 @@
       std::exit(1);                                                                \
     }                                                                              \
   } while (0)
+
+namespace sw {
+
+// A cuBLAS handle, created with the object and destroyed with it. Settings such
+// as the pointer mode belong to the handle: set them on your own Blas.
+class Blas {
+ public:
+  Blas() { CUBLAS_CHECK(cublasCreate(&handle_)); }
+  ~Blas() { cublasDestroy(handle_); }
+  Blas(const Blas&) = delete;
+  Blas& operator=(const Blas&) = delete;
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+}  // namespace sw

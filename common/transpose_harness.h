@@ -8,34 +8,42 @@
 //   sw::transpose::Options t;                       // --rows, --cols (and --large)
 //   sw::transpose::add_options(cli, &t, /*with_large=*/false);
 //   ...
+//   const sw::Blas blas;
 //   std::vector<sw::transpose::Variant<float>> v = {
 //       sw::transpose::copy_variant<float>(),       // role "ceiling"
-//       sw::transpose::vendor_variant<float>(blas), // cublasSgeam, role "vendor"
-//       {"shared-tile", "step", launch_shared}};    // the chapter's kernels
-//   if (opt.verify_only) sw::transpose::verify(report, v, sw::transpose::sweep_shapes(), opt.seed);
-//   else sw::transpose::benchmark(report, opt, v, {t.rows, t.cols});
+//       sw::transpose::vendor_variant<float>(blas), // cublasSgeam_64, role "vendor"
+//       {"shared-tile", "step", launch_shared_tile}};  // the chapter's kernels
+//   if (opt.verify_only) sw::transpose::verify(report, v, sw::transpose::verify_shapes(cli, t), opt.seed);
+//   else sw::transpose::benchmark(report, opt, v, {t.rows, t.cols}, opt.seed);
 //
+// run_float_chapter() below is that whole main() for a chapter of float kernels.
 // Checks are exact (bit for bit) against the input copied back from the GPU,
 // outputs are poisoned (NaN) before every checked run, and every shape of the
 // sweep is run in both layouts, rows x cols and cols x rows.
+//
+// Any shape that fits in device memory: a kernel's grid has one block per tile
+// along x (up to 2^31 - 1 tiles) and at most 65535 along y; beyond that the
+// launchers start one more grid per 65535 tiles along y (see tile_grid). A loop
+// over tiles inside the kernels would do the same, but it costs registers: the
+// compiler keeps every tile's addresses live across it (tile64: 142 instead of 80).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
-#include <utility>
 #include <string>
 #include <vector>
 
 #include "common/check.h"
 #include "common/cli.h"
 #include "common/cublas_check.h"
+#include "common/cuda_utils.cuh"
 #include "common/data.h"
 #include "common/device.h"
 #include "common/gpu_timer.h"
@@ -44,12 +52,10 @@
 
 namespace sw::transpose {
 
-// Sides go up to 2^20: with tiles of 32 or more, grid.y stays within the hardware's
-// 65535 whichever side the grid's y runs along.
-constexpr int64_t kMaxSide = int64_t{1} << 20;
 constexpr int64_t kDefaultSide = 16384;       // 16384^2 floats: 1 GiB each way, beyond L2
 constexpr int64_t kCacheResidentSide = 2048;  // 2048^2 floats: 16 MiB each way, both inside L2
 constexpr int kCacheLaunches = 20;            // launches per timed run at the cache-resident size
+constexpr int64_t kMaxGridX = INT_MAX;        // the hardware's limits on grid.x and grid.y
 constexpr unsigned kMaxGridY = 65535;
 
 struct Shape {
@@ -63,48 +69,82 @@ struct Options {
   bool large = false;
 };
 
-// --rows and --cols parse up to kMaxElements; check_sides() then enforces kMaxSide,
-// so that a huge value gets the "valid range" message.
+// Any side; check_size() then bounds rows x cols, and require_fits() device memory.
 inline void add_options(Cli& cli, Options* t, bool with_large) {
-  cli.add_int("--rows", &t->rows, 1, kMaxElements, "rows of the input matrix (at most 2^20)");
-  cli.add_int("--cols", &t->cols, 1, kMaxElements, "columns of the input matrix (at most 2^20)");
+  cli.add_int("--rows", &t->rows, 1, kMaxElements,
+              "rows of the input matrix; with --verify-only, check this shape only");
+  cli.add_int("--cols", &t->cols, 1, kMaxElements,
+              "columns of the input matrix; with --verify-only, check this shape only");
   if (with_large)
     cli.add_flag("--large", &t->large,
                  "with --verify-only: check shapes of more than 2^31 elements instead");
 }
 
-// Exits 2 with one line when a side is beyond kMaxSide. Call it right after parsing.
-inline void check_sides(const Options& t) {
-  for (auto [name, side] : {std::pair<const char*, int64_t>{"--rows", t.rows}, {"--cols", t.cols}}) {
-    if (side <= kMaxSide) continue;
-    std::fprintf(stderr, "error: %s %lld is beyond the largest side the launch grids allow; valid range: 1 to %lld\n",
-                 name, static_cast<long long>(side), static_cast<long long>(kMaxSide));
-    std::exit(kExitBadInput);
-  }
+// Exits 2 with one line when rows x cols is more than kMaxElements (each side alone
+// is within it; their product could even pass int64). Call it right after parsing.
+inline void check_size(const Options& t) {
+  if (t.rows <= kMaxElements / t.cols) return;
+  std::fprintf(stderr, "error: --rows x --cols %lld x %lld is more elements than any option accepts; valid range: "
+               "1 to %lld elements\n", static_cast<long long>(t.rows), static_cast<long long>(t.cols),
+               static_cast<long long>(kMaxElements));
+  std::exit(kExitBadInput);
 }
 
 // The awkward shapes of --verify-only; each is also run transposed (cols x rows).
+// 1 x 16777217 and 3 x 5000011 have more than 65535 tiles along one side: in one
+// layout or the other, a launcher starts several grids.
 inline std::vector<Shape> sweep_shapes() {
-  return {{1, 1},      {1, 100003}, {33, 31},   {1000, 1999}, {32, 32},  {31, 1},
-          {2, 3},      {63, 65},    {64, 64},   {127, 129},   {191, 65}, {4, 1021},
-          {1024, 2048}};
+  return {{1, 1},       {1, 100003}, {33, 31},      {1000, 1999}, {32, 32},
+          {31, 1},      {2, 3},      {63, 65},      {64, 64},     {127, 129},
+          {191, 65},    {4, 1021},   {1024, 2048},  {1, 16777217}, {3, 5000011},
+          {65537, 33}};
 }
 
 // Shapes of more than 2^31 elements: odd sides (the scalar paths) and sides divisible
-// by 4 (the vector paths), square and not.
-inline std::vector<Shape> large_shapes() { return {{46341, 46341}, {32768, 65540}}; }
+// by 4 (the vector paths), square and not, and a side past 2^31 (2^26 tiles of 32
+// rows: 1025 grids of at most 65535).
+inline std::vector<Shape> large_shapes() { return {{46341, 46341}, {32768, 65540}, {2147483649, 1}}; }
 
-// Ceil-divides a matrix side into tiles, for a grid dimension.
-inline unsigned tiles(int64_t side, int tile) { return static_cast<unsigned>((side + tile - 1) / tile); }
+// True when the command line names a shape (--rows or --cols).
+inline bool shape_given(const Cli& cli) { return cli.was_given("--rows") || cli.was_given("--cols"); }
 
-// A 2-D grid of tiles over x_side (grid.x) and y_side (grid.y), checked against the
-// hardware limit on grid.y.
-inline dim3 tile_grid(int64_t x_side, int64_t y_side, int tile) {
-  const dim3 grid(tiles(x_side, tile), tiles(y_side, tile));
-  if (grid.y > kMaxGridY) {
-    std::fprintf(stderr, "error: %lld tiles in grid.y exceed %u\n", static_cast<long long>(grid.y), kMaxGridY);
+// --verify-only's shapes: the sweep, or the one shape that --rows / --cols name.
+inline std::vector<Shape> verify_shapes(const Cli& cli, const Options& t) {
+  if (shape_given(cli)) return {{t.rows, t.cols}};
+  return sweep_shapes();
+}
+
+// A 1-D grid of `blocks`, checked against grid.x's limit. Only a matrix of 2^36
+// elements or more (256 GiB of floats each way) could pass it.
+inline dim3 grid_x(int64_t blocks) {
+  if (blocks > kMaxGridX) {
+    std::fprintf(stderr, "error: %lld blocks are more than grid.x allows (%lld)\n", static_cast<long long>(blocks),
+                 static_cast<long long>(kMaxGridX));
     std::exit(kExitFailed);
   }
+  return dim3(static_cast<unsigned>(blocks));
+}
+
+// The tiles along a side, as the unsigned count that a launcher loops over.
+inline unsigned tiles(int64_t side, int tile) {
+  const int64_t n = ceil_div(side, tile);
+  if (n > UINT_MAX - kMaxGridY) {  // a side of 2^37 elements or more: beyond any GPU's memory
+    std::fprintf(stderr, "error: %lld tiles along one side are more than a launcher counts\n",
+                 static_cast<long long>(n));
+    std::exit(kExitFailed);
+  }
+  return static_cast<unsigned>(n);
+}
+
+// The grid of a kernel that moves tile x tile pieces: x over the tiles along
+// x_side, y over those along y_side from tile y0 on, at most 65535 of them (grid.y's
+// limit). A launcher starts one such grid per 65535 tiles along y, passing y0 to
+// the kernel; one grid covers any y_side up to 65535 tiles:
+//   for (unsigned y0 = 0; y0 < tiles(y_side, kTile); y0 += kMaxGridY)
+//     kernel<<<tile_grid(x_side, y_side, kTile, y0), block>>>(in, out, rows, cols, y0);
+inline dim3 tile_grid(int64_t x_side, int64_t y_side, int tile, unsigned y0) {
+  dim3 grid = grid_x(ceil_div(x_side, tile));
+  grid.y = std::min(tiles(y_side, tile) - y0, kMaxGridY);
   return grid;
 }
 
@@ -115,16 +155,19 @@ constexpr int kCopyTile = 32;  // 32 x 32 threads, one element each, one 32 x 32
 // out = in, both rows x cols: every access coalesced. A transpose moves the same
 // bytes, so a transpose kernel of this launch shape cannot beat it.
 template <class T>
-__global__ void copy_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t rows, int64_t cols) {
-  const int64_t r = static_cast<int64_t>(blockIdx.y) * kCopyTile + threadIdx.y;
+__global__ void copy_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t rows, int64_t cols,
+                            unsigned tile_y0) {
+  const int64_t r = static_cast<int64_t>(tile_y0 + blockIdx.y) * kCopyTile + threadIdx.y;
   const int64_t c = static_cast<int64_t>(blockIdx.x) * kCopyTile + threadIdx.x;
   if (r < rows && c < cols) out[r * cols + c] = in[r * cols + c];
 }
 
 template <class T>
 void launch_copy(const T* in, T* out, int64_t rows, int64_t cols) {
-  copy_kernel<<<tile_grid(cols, rows, kCopyTile), dim3(kCopyTile, kCopyTile)>>>(in, out, rows, cols);
-  CHECK_LAUNCH();
+  for (unsigned y0 = 0; y0 < tiles(rows, kCopyTile); y0 += kMaxGridY) {  // one grid unless > 65535 tile rows
+    copy_kernel<<<tile_grid(cols, rows, kCopyTile, y0), dim3(kCopyTile, kCopyTile)>>>(in, out, rows, cols, y0);
+    CHECK_LAUNCH();
+  }
 }
 
 // --- variants ------------------------------------------------------------------------
@@ -143,33 +186,19 @@ Variant<T> copy_variant() {
   return {"copy", "ceiling", launch_copy<T>, true, true};
 }
 
-// One cuBLAS handle for the program.
-class Blas {
- public:
-  Blas() { CUBLAS_CHECK(cublasCreate(&handle_)); }
-  ~Blas() { cublasDestroy(handle_); }
-  Blas(const Blas&) = delete;
-  Blas& operator=(const Blas&) = delete;
-  cublasHandle_t get() const { return handle_; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
-};
-
 // cuBLAS is column-major: our row-major rows x cols input is its cols x rows
 // matrix A (lda = cols), and our cols x rows output is its rows x cols matrix C
 // (ldc = rows). C = 1 * A^T + 0 * B; with beta = 0, B is not read (we pass C, as in
-// cuBLAS's documented in-place form). Multiplying by 1 is exact.
+// cuBLAS's documented in-place form). Multiplying by 1 is exact. The _64 API takes
+// 64-bit sides, so cuBLAS, like our kernels, takes any shape that fits in memory.
 inline void geam_transpose(cublasHandle_t h, const float* in, float* out, int64_t rows, int64_t cols) {
   const float one = 1.0f, zero = 0.0f;
-  const int m = static_cast<int>(rows), n = static_cast<int>(cols);
-  CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, in, n, &zero, out, m, out, m));
+  CUBLAS_CHECK(cublasSgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out, rows, out, rows));
   CUDA_CHECK(cudaGetLastError());
 }
 inline void geam_transpose(cublasHandle_t h, const double* in, double* out, int64_t rows, int64_t cols) {
   const double one = 1.0, zero = 0.0;
-  const int m = static_cast<int>(rows), n = static_cast<int>(cols);
-  CUBLAS_CHECK(cublasDgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, in, n, &zero, out, m, out, m));
+  CUBLAS_CHECK(cublasDgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out, rows, out, rows));
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -183,31 +212,16 @@ Variant<T> vendor_variant(const Blas& blas) {
 
 // --- buffers -------------------------------------------------------------------------
 
-// Pinned host memory: fast copies back from the GPU, even of 8+ GB.
-template <class T>
-class HostBuffer {
- public:
-  explicit HostBuffer(int64_t count) {
-    CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&ptr_), static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(T)));
-  }
-  ~HostBuffer() { cudaFreeHost(ptr_); }
-  HostBuffer(const HostBuffer&) = delete;
-  HostBuffer& operator=(const HostBuffer&) = delete;
-  T* get() const { return ptr_; }
-
- private:
-  T* ptr_ = nullptr;
-};
-
 inline void fill(float* d, int64_t n, uint64_t seed) { fill_floats(d, n, seed); }
 inline void fill(double* d, int64_t n, uint64_t seed) { fill_doubles(d, n, seed); }
 
-// Device input and output plus their host copies, sized for the largest shape used.
+// Device input and output plus their host copies (pinned: fast copies back, even
+// of 8+ GB), sized for the largest shape used.
 template <class T>
 struct Buffers {
   explicit Buffers(int64_t capacity) : in(capacity), out(capacity), host_in(capacity), host_out(capacity) {}
   DeviceBuffer<T> in, out;
-  HostBuffer<T> host_in, host_out;
+  PinnedBuffer<T> host_in, host_out;
 
   // New input for `shape` on the GPU; the host copy is what the checks compare with.
   void prepare(Shape shape, uint64_t seed) {
@@ -215,12 +229,14 @@ struct Buffers {
     CUDA_CHECK(cudaMemcpy(host_in.get(), in.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
   }
   void poison_out(Shape shape) { sw::poison(out.get(), shape.count() * sizeof(T)); }
-  void fetch_out(Shape shape) {
+  void read_out(Shape shape) {
     CUDA_CHECK(cudaMemcpy(host_out.get(), out.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
   }
 };
 
 // --- exact checks, in parallel on the host ---------------------------------------------
+
+constexpr int64_t kCheckGrain = 65536;  // elements worth a host thread of their own
 
 template <class T>
 struct Mismatch {
@@ -256,23 +272,16 @@ class Mismatches {
   std::vector<Mismatch<T>> first_;
 };
 
-template <class T>
-bool same_bits(const T& a, const T& b) {
-  return std::memcmp(&a, &b, sizeof(T)) == 0;  // a NaN (the poison) never matches
-}
-
-// got (cols x rows) against the transpose of in (rows x cols), bit for bit. The work
-// is split into bands of kBlock input rows, and each band into kBlock x kBlock
-// blocks, so that both sides are read a cache line at a time.
+// got (cols x rows) against the transpose of in (rows x cols), bit for bit (a NaN,
+// the poison, never matches a generated value). The work is split into bands of
+// kBlock input rows, and each band into kBlock x kBlock blocks, so that both sides
+// are read a cache line at a time.
 template <class T>
 int64_t transpose_mismatches(const T* in, const T* got, Shape s) {
   constexpr int64_t kBlock = 64;
-  const int64_t bands = (s.rows + kBlock - 1) / kBlock, band_elems = kBlock * s.cols;
+  const int64_t bands = ceil_div(s.rows, kBlock), band_elems = kBlock * s.cols;
   Mismatches<T> all;
-  parallel_for(s.count(), [&](int64_t begin, int64_t end) {
-    // Bands whose first element falls in [begin, end): disjoint, and all of them.
-    const int64_t b0 = (begin + band_elems - 1) / band_elems;
-    const int64_t b1 = std::min(bands, (end + band_elems - 1) / band_elems);
+  parallel_for(bands, [&](int64_t b0, int64_t b1) {
     int64_t count = 0;
     std::vector<Mismatch<T>> first;
     for (int64_t b = b0; b < b1; ++b) {
@@ -289,7 +298,7 @@ int64_t transpose_mismatches(const T* in, const T* got, Shape s) {
       }
     }
     all.merge(count, first);
-  });
+  }, /*grain=*/ceil_div(kCheckGrain, band_elems));
   return all.print(s.rows);
 }
 
@@ -305,7 +314,7 @@ int64_t copy_mismatches(const T* in, const T* got, Shape s) {
       if (++count <= Mismatches<T>::kKeep) first.push_back({i, got[i], in[i]});
     }
     all.merge(count, first);
-  });
+  }, kCheckGrain);
   return all.print(s.cols);
 }
 
@@ -341,7 +350,7 @@ void verify(Report& report, const std::vector<Variant<T>>& variants, const std::
       b.poison_out(s);
       v.run(b.in.get(), b.out.get(), s.rows, s.cols);
       CUDA_CHECK(cudaDeviceSynchronize());
-      b.fetch_out(s);
+      b.read_out(s);
       report.check(check_output(v, b, s), v.name + " " + s.text() + " " + type);
     }
   }
@@ -352,7 +361,8 @@ void verify(Report& report, const std::vector<Variant<T>>& variants, const std::
 // Times each variant on one shape and checks its output. The output is poisoned
 // once before the warm-up and timed runs, and checked after them: an element that
 // no run wrote is still NaN. One timed run is `launches` launches back to back.
-// role_override (e.g. "sweep") replaces each variant's role.
+// Every row carries its shape (extra rows, cols) and `note` (e.g. "double",
+// "cache-resident"); role_override (e.g. "sweep") replaces each variant's role.
 template <class T>
 void benchmark(Report& report, const CommonOptions& opt, const std::vector<Variant<T>>& variants, Shape s,
                uint64_t seed, const std::string& note = "", const std::string& role_override = "",
@@ -365,7 +375,7 @@ void benchmark(Report& report, const CommonOptions& opt, const std::vector<Varia
     const Timing t = time_gpu(opt, [&] {
       for (int i = 0; i < launches; ++i) v.run(b.in.get(), b.out.get(), s.rows, s.cols);
     });
-    b.fetch_out(s);
+    b.read_out(s);
     Result r{v.name, s.count(), moved, t, check_output(v, b, s), role_override.empty() ? v.role : role_override};
     r.extra = {{"rows", static_cast<double>(s.rows)}, {"cols", static_cast<double>(s.cols)}};
     if (launches > 1) r.extra["launches"] = launches;
@@ -386,7 +396,7 @@ void benchmark_cache_resident(Report& report, const CommonOptions& opt, const st
   report.note("cache-resident rows: " + s.text() + ", " + std::to_string(2 * s.count() * sizeof(T) >> 20) +
               " MiB moved per launch, " + std::to_string(kCacheLaunches) +
               " launches per timed run: input and output stay in the L2. Compare these rows with each "
-              "other, not with the DRAM-size rows (their 'vs lib' is against the DRAM-size cuBLAS row)");
+              "other, not with the DRAM-size rows (their 'vs lib' is against cuBLAS at the same size)");
   benchmark(report, opt, variants, s, seed, "cache-resident", "sweep", problem, kCacheLaunches);
 }
 
@@ -396,28 +406,27 @@ inline void require_fits(const Gpu& gpu, const Options& t, double bytes_per_elem
   sw::require_fits(gpu, "--rows x --cols (elements)", t.rows * t.cols, 2.0 * bytes_per_element);
 }
 
-}  // namespace sw::transpose
-
-namespace sw::transpose {
-
 // The whole main() of a chapter whose variants are float kernels: options, the
 // GPU, then the verify sweep (--verify-only) or the copy ceiling, cuBLAS and the
-// steps at the chosen size and at a cache-resident size.
+// steps at the chosen size and at a cache-resident size. --list prints the steps.
 inline int run_float_chapter(int argc, char** argv, const char* program, const char* summary,
                              const char* chapter, const std::vector<Variant<float>>& steps) {
   Options t;
   Cli cli(program, summary);
   add_options(cli, &t, /*with_large=*/false);
+  std::vector<std::string> names;
+  for (const Variant<float>& v : steps) names.push_back(v.name);
+  cli.set_steps(names);
   const CommonOptions opt = cli.parse_or_exit(argc, argv);
-  check_sides(t);
+  check_size(t);
   const Gpu gpu = start_gpu(opt);
-  if (!opt.verify_only) require_fits(gpu, t, sizeof(float));
+  if (!opt.verify_only || shape_given(cli)) require_fits(gpu, t, sizeof(float));
   Report report(opt, gpu.copy_gbps, chapter, "transpose");
   const Blas blas;
   std::vector<Variant<float>> variants = {copy_variant<float>(), vendor_variant<float>(blas)};
   variants.insert(variants.end(), steps.begin(), steps.end());
   if (opt.verify_only) {
-    verify(report, variants, sweep_shapes(), opt.seed);
+    verify(report, variants, verify_shapes(cli, t), opt.seed);
     return report.exit_code();
   }
   benchmark(report, opt, variants, {t.rows, t.cols}, opt.seed);

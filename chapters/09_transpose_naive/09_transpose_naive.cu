@@ -7,57 +7,64 @@
 //                reads one input row (coalesced: 32 floats, 128 bytes) and writes
 //                one output column (32 floats, each in its own 32-byte sector), or
 //                the reverse. Which side should pay? On a modern GPU the strided
-//                READS are the cheaper side: loads are cached in L1, so the other
-//                warps of the block find the rest of each sector there, while each
-//                strided STORE goes to L2 as its own partial-sector write.
+//                READS are the cheaper side: loads are cached in L1, and a 32-byte
+//                sector holds 8 neighbouring columns, so one fetch serves the 8
+//                warps of the block whose columns share it. Each strided STORE goes
+//                to L2 as its own partial-sector write.
 // Ceiling:       a copy kernel with the same launch shape moves the same bytes with
 //                both sides coalesced; cublasSgeam is the vendor's transpose.
 // Bottleneck:    L2 and L1 transactions of the strided side, not DRAM bandwidth.
+// Steps:         naive-read-coalesced, naive-write-coalesced
 // Run:           build/chapters/09_transpose_naive [--rows 16384 --cols 16384]
 //                [--verify-only] [--json]
 #include <cstdint>
 #include <vector>
 
 #include "common/check.h"
-#include "common/cli.h"
-#include "common/cublas_check.h"
-#include "common/device.h"
-#include "common/report.h"
+#include "common/cuda_utils.cuh"
 #include "common/transpose_harness.h"
 
 namespace {
 
 constexpr int kTile = 32;  // a 32 x 32 block moves a 32 x 32 tile, one element per thread
 
-// threadIdx.x walks along an INPUT row: reads coalesced, writes strided by `rows`.
-template <class T>
-__global__ void naive_read_coalesced(const T* __restrict__ in, T* __restrict__ out, int64_t rows,
-                                     int64_t cols) {
-  const int64_t r = static_cast<int64_t>(blockIdx.y) * kTile + threadIdx.y;
+// Both kernels: a grid of tiles, blockIdx.x along grid.x. Along y, blockIdx.y
+// counts from tile_y0: grid.y holds at most 65535 tiles, so the launchers start
+// one grid per 65535 tiles along y (a single grid for every side up to 2,097,120).
+
+// naive-read-coalesced: threadIdx.x walks along an INPUT row: reads coalesced,
+// writes strided by `rows`.
+__global__ void transpose_naive_read_coalesced(const float* __restrict__ in, float* __restrict__ out,
+                                               int64_t rows, int64_t cols, unsigned tile_y0) {
+  const int64_t r = static_cast<int64_t>(tile_y0 + blockIdx.y) * kTile + threadIdx.y;
   const int64_t c = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x;
   if (r < rows && c < cols) out[c * rows + r] = in[r * cols + c];
 }
 
-// threadIdx.x walks along an OUTPUT row: writes coalesced, reads strided by `cols`.
-// The grid is laid over the output: x over its columns (our rows), y over its rows.
-template <class T>
-__global__ void naive_write_coalesced(const T* __restrict__ in, T* __restrict__ out, int64_t rows,
-                                      int64_t cols) {
-  const int64_t c = static_cast<int64_t>(blockIdx.y) * kTile + threadIdx.y;
+void launch_naive_read_coalesced(const float* in, float* out, int64_t rows, int64_t cols) {
+  for (unsigned y0 = 0; y0 < sw::transpose::tiles(rows, kTile); y0 += sw::transpose::kMaxGridY) {
+    const dim3 grid = sw::transpose::tile_grid(cols, rows, kTile, y0);  // x: input columns, y: input rows
+    transpose_naive_read_coalesced<<<grid, dim3(kTile, kTile)>>>(in, out, rows, cols, y0);
+    CHECK_LAUNCH();
+  }
+}
+
+// naive-write-coalesced: threadIdx.x walks along an OUTPUT row: writes coalesced,
+// reads strided by `cols`. The grid is laid over the output: x over its columns
+// (our rows), y over its rows (our columns).
+__global__ void transpose_naive_write_coalesced(const float* __restrict__ in, float* __restrict__ out,
+                                                int64_t rows, int64_t cols, unsigned tile_y0) {
+  const int64_t c = static_cast<int64_t>(tile_y0 + blockIdx.y) * kTile + threadIdx.y;
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x;
   if (r < rows && c < cols) out[c * rows + r] = in[r * cols + c];
 }
 
-template <class T>
-void launch_read_coalesced(const T* in, T* out, int64_t rows, int64_t cols) {
-  naive_read_coalesced<<<sw::transpose::tile_grid(cols, rows, kTile), dim3(kTile, kTile)>>>(in, out, rows, cols);
-  CHECK_LAUNCH();
-}
-
-template <class T>
-void launch_write_coalesced(const T* in, T* out, int64_t rows, int64_t cols) {
-  naive_write_coalesced<<<sw::transpose::tile_grid(rows, cols, kTile), dim3(kTile, kTile)>>>(in, out, rows, cols);
-  CHECK_LAUNCH();
+void launch_naive_write_coalesced(const float* in, float* out, int64_t rows, int64_t cols) {
+  for (unsigned y0 = 0; y0 < sw::transpose::tiles(cols, kTile); y0 += sw::transpose::kMaxGridY) {
+    const dim3 grid = sw::transpose::tile_grid(rows, cols, kTile, y0);  // x: input rows, y: input columns
+    transpose_naive_write_coalesced<<<grid, dim3(kTile, kTile)>>>(in, out, rows, cols, y0);
+    CHECK_LAUNCH();
+  }
 }
 
 }  // namespace
@@ -65,8 +72,8 @@ void launch_write_coalesced(const T* in, T* out, int64_t rows, int64_t cols) {
 // The harness adds the copy ceiling and cublasSgeam, then verifies or times all.
 int main(int argc, char** argv) {
   const std::vector<sw::transpose::Variant<float>> steps = {
-      {"naive-read-coalesced", "step", launch_read_coalesced<float>},
-      {"naive-write-coalesced", "step", launch_write_coalesced<float>},
+      {"naive-read-coalesced", "step", launch_naive_read_coalesced},
+      {"naive-write-coalesced", "step", launch_naive_write_coalesced},
   };
   return sw::transpose::run_float_chapter(
       argc, argv, "09_transpose_naive", "Naive matrix transpose: coalesced reads or coalesced writes.", "09", steps);

@@ -6,34 +6,39 @@
 //                then writes the tile's columns as rows of the output (coalesced).
 //                The transpose happens inside shared memory, where a "strided"
 //                access costs no DRAM or L2 transactions.
-// Why faster:    every global access of a warp is now one 128-byte row segment, so
-//                DRAM and L2 see the same transactions as a copy.
+// Prediction:    faster than chapter 09: every global access of a warp is now one
+//                128-byte row segment, so DRAM and L2 see the same transactions as
+//                a copy.
+// Measured:      slower. On an H200 at 16384^2 it reached 0.74x chapter 09's best
+//                (naive-write-coalesced): the prediction ignored the cost below.
 // Bottleneck:    shared memory. tile[32][32] puts column k of every row in bank k,
 //                so the column read tile[threadIdx.x][threadIdx.y] sends all 32
 //                lanes of a warp to one bank: a 32-way bank conflict, replayed as
-//                32 wavefronts. Chapter 11 pads the row to 33 floats to fix that.
+//                32 wavefronts, on every warp's read. That costs more than the
+//                strided L1 sectors chapter 09 paid. Chapter 11 pads each tile row
+//                to 33 floats, which puts a column in 32 different banks.
+// Steps:         shared-tile
 // Run:           build/chapters/10_transpose_shared [--rows 16384 --cols 16384]
 //                [--verify-only] [--json]
 #include <cstdint>
 #include <vector>
 
 #include "common/check.h"
-#include "common/cli.h"
-#include "common/cublas_check.h"
-#include "common/device.h"
-#include "common/report.h"
+#include "common/cuda_utils.cuh"
 #include "common/transpose_harness.h"
 
 namespace {
 
 constexpr int kTile = 32;  // 32 x 32 threads move one 32 x 32 tile, one element each
 
-template <class T>
-__global__ void transpose_shared_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t rows,
-                                        int64_t cols) {
-  __shared__ T tile[kTile][kTile];  // unpadded: a column of the tile lies in one bank
-  const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTile;  // the tile's first input row
-  const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTile;  // and first input column
+// A grid of tiles: blockIdx.x is the tile column. blockIdx.y counts tile rows from
+// tile_y0: grid.y holds at most 65535, so the launcher starts one grid per 65535
+// tile rows (a single grid for up to 2,097,120 rows).
+__global__ void transpose_shared_tile(const float* __restrict__ in, float* __restrict__ out, int64_t rows,
+                                      int64_t cols, unsigned tile_y0) {
+  __shared__ float tile[kTile][kTile];  // unpadded: a column of the tile lies in one bank
+  const int64_t row0 = static_cast<int64_t>(tile_y0 + blockIdx.y) * kTile;  // the tile's first input row
+  const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTile;            // and first input column
 
   // Read: a warp (fixed threadIdx.y) reads 32 consecutive floats of one input row.
   const int64_t r = row0 + threadIdx.y, c = col0 + threadIdx.x;
@@ -46,11 +51,12 @@ __global__ void transpose_shared_kernel(const T* __restrict__ in, T* __restrict_
   if (out_r < cols && out_c < rows) out[out_r * rows + out_c] = tile[threadIdx.x][threadIdx.y];
 }
 
-template <class T>
-void launch_shared(const T* in, T* out, int64_t rows, int64_t cols) {
-  transpose_shared_kernel<<<sw::transpose::tile_grid(cols, rows, kTile), dim3(kTile, kTile)>>>(in, out, rows,
-                                                                                               cols);
-  CHECK_LAUNCH();
+void launch_shared_tile(const float* in, float* out, int64_t rows, int64_t cols) {
+  for (unsigned y0 = 0; y0 < sw::transpose::tiles(rows, kTile); y0 += sw::transpose::kMaxGridY) {
+    const dim3 grid = sw::transpose::tile_grid(cols, rows, kTile, y0);  // x: input columns, y: input rows
+    transpose_shared_tile<<<grid, dim3(kTile, kTile)>>>(in, out, rows, cols, y0);
+    CHECK_LAUNCH();
+  }
 }
 
 }  // namespace
@@ -58,7 +64,7 @@ void launch_shared(const T* in, T* out, int64_t rows, int64_t cols) {
 // The harness adds the copy ceiling and cublasSgeam, then verifies or times all.
 int main(int argc, char** argv) {
   const std::vector<sw::transpose::Variant<float>> steps = {
-      {"shared-tile", "step", launch_shared<float>},
+      {"shared-tile", "step", launch_shared_tile},
   };
   return sw::transpose::run_float_chapter(
       argc, argv, "10_transpose_shared", "Matrix transpose through a 32x32 shared-memory tile.", "10", steps);

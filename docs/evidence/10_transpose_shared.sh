@@ -15,5 +15,5 @@ metrics+=,smsp__inst_executed_op_shared_ld.sum
 metrics+=,smsp__inst_executed_op_shared_st.sum
 metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed
 echo "# ncu on $("$exe" --help | head -1 | cut -d: -f1), 4096 x 4096 floats, one launch of the shared-tile kernel"
-ncu --clock-control none --metrics "$metrics" -k regex:transpose_shared_kernel -c 1 \
+ncu --clock-control none --metrics "$metrics" -k regex:transpose_shared_tile -c 1 \
   "$exe" --rows 4096 --cols 4096 --reps 1 --warmup 0
