@@ -6,11 +6,11 @@
 //                then runs a kernel that reads the same 8 bytes from DRAM about 50
 //                times faster. This chapter times the whole call and splits it into
 //                copy time and kernel time.
-// The kernel:    two-pass-float4 (dot_kernel.cuh, shared with the C ABI library):
-//                float4 loads of x and y, four float accumulators per thread, block
-//                partial sums with warp shuffles, then one block adds the partials in
-//                a fixed order (deterministic). Compared with cublasSdot in device
-//                pointer mode (the result stays on the GPU, as ours does).
+// The kernel:    two-pass-float4 (dot_kernel.cuh, shared with the C ABI library in
+//                abi/): float4 loads of x and y, four fmaf chains per thread, chapter
+//                06's block sum; then one block of chapter 06's kernel adds the block
+//                sums in a fixed order (deterministic). Compared with cublasSdot in
+//                device pointer mode (the result stays on the GPU, as ours does).
 // End to end:    e2e-pageable        cudaMemcpy from ordinary (pageable) host memory,
 //                                    buffers kept in a context (the seed's second version)
 //                e2e-pinned          the same from page-locked memory (cudaMallocHost)
@@ -18,515 +18,387 @@
 //                                    of one chunk runs while the next chunk is copied
 //                e2e-alloc-per-call  cudaMalloc and cudaFree on every call (the seed's
 //                                    first version)
+// Steps:         two-pass-float4, e2e-pageable, e2e-pinned, e2e-overlap, e2e-alloc-per-call
 // Bottleneck:    the kernel is bound by DRAM bandwidth; every end-to-end case is bound
 //                by the host-to-device copy (PCIe, and for pageable memory the driver's
 //                extra host copy into a staging buffer).
 // Precision:     float accumulation against a double reference; the bound is
-//                gamma_depth * sum |x_i y_i| with depth from dot::summation_depth.
+//                gamma_depth * sum |x_i y_i| with the depth of each version below.
+// Checks:        dot_checks.cpp (--verify-only). The C ABI and its Python test: abi/.
 // Run:           build/chapters/12_dot_product [--n 2^28] [--verify-only] [--json]
 //                (without --n the benchmark runs at 2^28 and at 2^20)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <map>
-#include <memory>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "common/check.h"
 #include "common/cli.h"
 #include "common/cublas_check.h"
+#include "common/cuda_utils.cuh"
 #include "common/data.h"
 #include "common/device.h"
 #include "common/gpu_timer.h"
 #include "common/parallel.h"
 #include "common/report.h"
-#include "common/timing.h"
 #include "common/verify.h"
+#include "dot_checks.h"
 #include "dot_kernel.cuh"
 
 namespace {
 
+using dot::kBlock;
+using dot::kVec;
+using dot::launch_final;
+using dot::launch_partials;
+using dot::launch_two_pass;
 constexpr int64_t kDefaultN = int64_t{1} << 28;  // 1 GiB per vector, far beyond L2
 constexpr int64_t kSmallN = int64_t{1} << 20;    // 4 MiB per vector: fits in L2
-constexpr int kStreams = 4;                      // streams of the overlapped case
+constexpr int kStreams = 4;                      // streams of e2e-overlap
 constexpr int kChunks = 16;                      // at most this many chunks per call
 constexpr int64_t kMinChunk = int64_t{1} << 16;  // floats; smaller chunks cost more in API calls
 constexpr int64_t kChunkAlign = 1024;            // floats: chunk starts stay 16-byte aligned
 constexpr double kBigCall = 64e6;                // bytes; slower calls are timed fewer times
 constexpr int kBigCallReps = 5;
 constexpr int kBigCallWarmup = 1;
-constexpr int kRefChunks = 64;                   // parallel chunks of the CPU reference
 // cuBLAS does not document its order of additions; we allow chains of n/1024
 // roundings (any reduction over at least 1024 threads has shorter ones).
 constexpr int64_t kVendorThreads = 1024;
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// --- one problem: the vectors in host and device memory ---------------------------------
 
-// --- host memory ---------------------------------------------------------------------
+// Events at the phase boundaries of one end-to-end call, on the legacy default
+// stream (and one per chunk for e2e-overlap). collect() stores that call's total
+// time and its copy, kernel and other (allocation, launches, the copy back) parts.
+struct Split {
+  cudaEvent_t start, copy_begin, copied, computed, finished, chunk[kChunks];
+  int chunks = 0;  // chunks of the last call; 0: one copy, then the kernel
+  std::vector<double> copy_ms, kernel_ms, other_ms, total_ms;  // one entry per collected call
 
-// Page-locked host memory: the GPU's copy engines read it directly.
-class PinnedFloats {
- public:
-  explicit PinnedFloats(int64_t n) {
-    CUDA_CHECK(cudaMallocHost(&p_, static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float)));
-  }
-  ~PinnedFloats() { cudaFreeHost(p_); }
-  PinnedFloats(const PinnedFloats&) = delete;
-  PinnedFloats& operator=(const PinnedFloats&) = delete;
-  float* get() const { return p_; }
-
- private:
-  float* p_ = nullptr;
-};
-
-// --- a context: device buffers allocated once ------------------------------------------
-
-struct Context {
-  Context(int64_t n, int max_blocks)
-      : x(n), y(n), partials(int64_t{max_blocks} * kChunks), result(1), max_blocks(max_blocks) {}
-  sw::DeviceBuffer<float> x, y, partials, result;
-  int max_blocks;
-};
-
-// Events at the phase boundaries of one end-to-end call, all on the legacy default
-// stream except the per-chunk ones. After each call, collect() stores that call's
-// total time (start to finished) and its copy, kernel and other (allocation,
-// launches, the result's copy back) times.
-class Split {
- public:
-  Split() : chunk_(kChunks) {
+  Split() {
     for (cudaEvent_t* e : {&start, &copy_begin, &copied, &computed, &finished}) CUDA_CHECK(cudaEventCreate(e));
-    for (cudaEvent_t& e : chunk_) CUDA_CHECK(cudaEventCreate(&e));
+    for (cudaEvent_t& e : chunk) CUDA_CHECK(cudaEventCreate(&e));
   }
   ~Split() {
     for (cudaEvent_t e : {start, copy_begin, copied, computed, finished}) cudaEventDestroy(e);
-    for (cudaEvent_t e : chunk_) cudaEventDestroy(e);
+    for (cudaEvent_t e : chunk) cudaEventDestroy(e);
   }
   Split(const Split&) = delete;
   Split& operator=(const Split&) = delete;
 
-  cudaEvent_t start, copy_begin, copied, computed, finished;
-  cudaEvent_t chunk(int c) const { return chunk_[c]; }  // chunk c's copies are done
-  void set_chunks(int used) { chunks_used_ = used; }
-
-  void collect() {
-    CUDA_CHECK(cudaEventSynchronize(finished));
-    double copy_end = 0;
-    if (chunks_used_ == 0) {
-      copy_end = since_start(copied);
-    } else {  // overlapped: the copies end when the last chunk's copy ends
-      for (int c = 0; c < chunks_used_; ++c) copy_end = std::max(copy_end, since_start(chunk_[c]));
-    }
-    const double copy = copy_end - since_start(copy_begin);
-    const double kernel = since_start(computed) - copy_end;  // overlapped: the part not hidden
-    const double total = since_start(finished);
-    copy_ms_.push_back(copy);
-    kernel_ms_.push_back(kernel);
-    other_ms_.push_back(total - copy - kernel);
-    total_ms_.push_back(total);
-  }
-  // The whole call over the last `reps` calls (the timed ones).
-  sw::Timing timing(int reps) const {
-    const size_t k = std::min(total_ms_.size(), static_cast<size_t>(reps));
-    return sw::summarize(std::vector<double>(total_ms_.end() - k, total_ms_.end()));
-  }
-  // Medians over the last `reps` calls (the timed ones).
-  std::map<std::string, double> extra(int reps, double bytes) const {
-    const double copy = last(copy_ms_, reps), kernel = last(kernel_ms_, reps);
-    return {{"copy_ms", copy}, {"kernel_ms", kernel}, {"other_ms", last(other_ms_, reps)},
-            {"copy_gbps", sw::gbps(bytes, copy)}};
-  }
-
- private:
   double since_start(cudaEvent_t e) const {
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, e));
     return ms;
   }
-  static double last(const std::vector<double>& v, int reps) {
-    const size_t k = std::min(v.size(), static_cast<size_t>(reps));
-    return sw::summarize(std::vector<double>(v.end() - k, v.end())).ms_median;
+  void collect() {
+    CUDA_CHECK(cudaEventSynchronize(finished));
+    double copy_end = chunks == 0 ? since_start(copied) : 0;
+    for (int c = 0; c < chunks; ++c) copy_end = std::max(copy_end, since_start(chunk[c]));  // the last chunk's
+    const double total = since_start(finished);
+    copy_ms.push_back(copy_end - since_start(copy_begin));
+    kernel_ms.push_back(since_start(computed) - copy_end);  // overlapped: the part not hidden
+    other_ms.push_back(total - copy_ms.back() - kernel_ms.back());
+    total_ms.push_back(total);
   }
-  std::vector<cudaEvent_t> chunk_;
-  int chunks_used_ = 0;
-  std::vector<double> copy_ms_, kernel_ms_, other_ms_, total_ms_;
+  void clear() { copy_ms.clear(), kernel_ms.clear(), other_ms.clear(), total_ms.clear(); }
 };
 
-// --- the end-to-end calls: host x, y in, a host float out ---------------------------------
+// x and y in pageable and in pinned host memory, device buffers allocated once (the
+// seed's context), the streams of e2e-overlap, the events that split a call, and a
+// cuBLAS handle in device pointer mode (cublasSdot leaves its result on the GPU).
+struct Dot {
+  explicit Dot(int64_t n)
+      : n(n), hx(n), hy(n), px(n), py(n), x(n), y(n), partials(max_blocks * kChunks), result(1) {
+    for (int k = 0; k < kStreams; ++k) {
+      CUDA_CHECK(cudaStreamCreateWithFlags(&stream[k], cudaStreamNonBlocking));
+      CUDA_CHECK(cudaEventCreateWithFlags(&joined[k], cudaEventDisableTiming));
+    }
+    CUBLAS_CHECK(cublasCreate(&blas));
+    CUBLAS_CHECK(cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_DEVICE));
+  }
+  ~Dot() {
+    for (int k = 0; k < kStreams; ++k) cudaStreamDestroy(stream[k]), cudaEventDestroy(joined[k]);
+    cublasDestroy(blas);
+  }
+  Dot(const Dot&) = delete;
+  Dot& operator=(const Dot&) = delete;
+  // Copies hx and hy (filled by the caller) to the pinned buffers and the device.
+  void upload() {
+    std::copy(hx.begin(), hx.end(), px.get());
+    std::copy(hy.begin(), hy.end(), py.get());
+    CUDA_CHECK(cudaMemcpy(x.get(), px.get(), n * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(y.get(), py.get(), n * sizeof(float), cudaMemcpyHostToDevice));
+  }
 
-// Copy both vectors, run both passes, copy the result back: the seed's dot().
-// Pageable or pinned: only the host pointers differ.
-float dot_copy_then_compute(Context& c, const float* hx, const float* hy, int64_t n, Split& s) {
-  const size_t bytes = static_cast<size_t>(n) * sizeof(float);
-  CUDA_CHECK(cudaEventRecord(s.start));
+  int64_t n;
+  int64_t max_blocks = sw::resident_grid(dot::dot_partials, kBlock);
+  std::vector<float> hx, hy;        // pageable
+  sw::PinnedBuffer<float> px, py;   // page-locked
+  sw::DeviceBuffer<float> x, y, partials, result;
+  cudaStream_t stream[kStreams];
+  cudaEvent_t joined[kStreams];
+  Split split;
+  cublasHandle_t blas;
+  float answer = 0;           // an end-to-end call's result, on the host
+  bool poison_fresh = false;  // e2e-alloc-per-call poisons its new result (checked runs)
+};
+
+// --- the versions: kernel only (device in, device out) --------------------------------------
+
+void cublas_sdot(Dot& d) { CUBLAS_CHECK(cublasSdot_64(d.blas, d.n, d.x.get(), 1, d.y.get(), 1, d.result.get())); }
+
+void two_pass_float4(Dot& d) {
+  launch_two_pass(d.x.get(), d.y.get(), d.n, d.partials.get(), d.max_blocks, d.result.get(), 0);
+}
+
+// --- the versions: end to end (host x, y in, a host float out) ------------------------------
+
+// The seed's dot(): copy both vectors in, run both passes, copy the result back.
+void copy_compute_copy_back(Dot& d, const float* hx, const float* hy, float* x, float* y, float* partials,
+                            float* result) {
+  Split& s = d.split;
   CUDA_CHECK(cudaEventRecord(s.copy_begin));
-  CUDA_CHECK(cudaMemcpy(c.x.get(), hx, bytes, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(c.y.get(), hy, bytes, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(x, hx, d.n * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(y, hy, d.n * sizeof(float), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaEventRecord(s.copied));
-  CUDA_CHECK(dot::launch_dot(c.x.get(), c.y.get(), n, c.partials.get(), c.max_blocks, c.result.get(), 0));
+  launch_two_pass(x, y, d.n, partials, d.max_blocks, result, 0);
   CUDA_CHECK(cudaEventRecord(s.computed));
-  float r = 0;
-  CUDA_CHECK(cudaMemcpy(&r, c.result.get(), sizeof r, cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaEventRecord(s.finished));
-  s.set_chunks(0);
-  return r;
+  CUDA_CHECK(cudaMemcpy(&d.answer, result, sizeof(float), cudaMemcpyDeviceToHost));
+  s.chunks = 0;
 }
 
-// The seed's first version: new device buffers on every call. `poison` (tests
-// only) marks the fresh result so that an unwritten one cannot pass.
-float dot_alloc_per_call(const float* hx, const float* hy, int64_t n, int max_blocks, Split& s,
-                         bool poison) {
-  const size_t bytes = static_cast<size_t>(n) * sizeof(float);
-  float r = 0;
-  CUDA_CHECK(cudaEventRecord(s.start));
-  {
-    Context c(n, max_blocks);  // cudaMalloc x 4
-    if (poison) sw::poison(c.result.get(), sizeof(float));
-    CUDA_CHECK(cudaEventRecord(s.copy_begin));
-    CUDA_CHECK(cudaMemcpy(c.x.get(), hx, bytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(c.y.get(), hy, bytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaEventRecord(s.copied));
-    CUDA_CHECK(dot::launch_dot(c.x.get(), c.y.get(), n, c.partials.get(), max_blocks, c.result.get(), 0));
-    CUDA_CHECK(cudaEventRecord(s.computed));
-    CUDA_CHECK(cudaMemcpy(&r, c.result.get(), sizeof r, cudaMemcpyDeviceToHost));
-  }  // cudaFree x 4
-  CUDA_CHECK(cudaEventRecord(s.finished));
-  s.set_chunks(0);
-  return r;
+// Pageable or pinned: only the host pointers differ.
+void copy_then_compute(Dot& d, const float* hx, const float* hy) {
+  CUDA_CHECK(cudaEventRecord(d.split.start));
+  copy_compute_copy_back(d, hx, hy, d.x.get(), d.y.get(), d.partials.get(), d.result.get());
+  CUDA_CHECK(cudaEventRecord(d.split.finished));
 }
-
-// Streams that wait for the default stream at the start of a call and are waited
-// for at its end (fork and join through events); otherwise independent.
-class Streams {
- public:
-  Streams() {
-    for (int k = 0; k < kStreams; ++k) {
-      CUDA_CHECK(cudaStreamCreateWithFlags(&s_[k], cudaStreamNonBlocking));
-      CUDA_CHECK(cudaEventCreateWithFlags(&done_[k], cudaEventDisableTiming));
-    }
-  }
-  ~Streams() {
-    for (int k = 0; k < kStreams; ++k) {
-      cudaStreamDestroy(s_[k]);
-      cudaEventDestroy(done_[k]);
-    }
-  }
-  Streams(const Streams&) = delete;
-  Streams& operator=(const Streams&) = delete;
-  cudaStream_t operator[](int k) const { return s_[k]; }
-  void fork(cudaEvent_t after) {
-    for (cudaStream_t s : s_) CUDA_CHECK(cudaStreamWaitEvent(s, after));
-  }
-  void join() {  // the default stream waits for every stream
-    for (int k = 0; k < kStreams; ++k) {
-      CUDA_CHECK(cudaEventRecord(done_[k], s_[k]));
-      CUDA_CHECK(cudaStreamWaitEvent(0, done_[k]));
-    }
-  }
-
- private:
-  cudaStream_t s_[kStreams];
-  cudaEvent_t done_[kStreams];
-};
+void e2e_pageable(Dot& d) { copy_then_compute(d, d.hx.data(), d.hy.data()); }
+void e2e_pinned(Dot& d) { copy_then_compute(d, d.px.get(), d.py.get()); }
 
 // Floats per chunk: n / kChunks, at least kMinChunk, a multiple of kChunkAlign.
 int64_t chunk_length(int64_t n) {
-  const int64_t c = std::max(ceil_div(n, kChunks), kMinChunk);
-  return ceil_div(c, kChunkAlign) * kChunkAlign;
+  return sw::ceil_div(std::max(sw::ceil_div(n, kChunks), kMinChunk), kChunkAlign) * kChunkAlign;
 }
 
-// Chunk k is copied and reduced on stream k % kStreams; while the copy engine moves
-// chunk k+1, the SMs reduce chunk k. hx and hy must be pinned, or the copies are
-// not asynchronous. Each chunk writes its own range of partial sums, and one final
+// Chunk k is copied and reduced on stream k % kStreams: while the copy engine moves
+// chunk k+1, the SMs reduce chunk k. The host memory must be pinned, or the copies
+// are not asynchronous. Each chunk writes its own range of block sums and one final
 // pass adds them all, so the result does not depend on timing.
-float dot_overlapped(Context& c, Streams& st, const float* hx, const float* hy, int64_t n, Split& s) {
-  const int64_t chunk = chunk_length(n);
-  const int chunks = static_cast<int>(ceil_div(n, chunk));
+void e2e_overlap(Dot& d) {
+  Split& s = d.split;
+  const int64_t chunk = chunk_length(d.n);
+  const int chunks = static_cast<int>(sw::ceil_div(d.n, chunk));
   CUDA_CHECK(cudaEventRecord(s.start));
   CUDA_CHECK(cudaEventRecord(s.copy_begin));
-  st.fork(s.copy_begin);
+  for (cudaStream_t st : d.stream) CUDA_CHECK(cudaStreamWaitEvent(st, s.copy_begin));  // fork
   int64_t partials = 0;
   for (int k = 0; k < chunks; ++k) {
-    const cudaStream_t stream = st[k % kStreams];
-    const int64_t off = k * chunk, len = std::min(chunk, n - off);
-    const size_t bytes = static_cast<size_t>(len) * sizeof(float);
-    CUDA_CHECK(cudaMemcpyAsync(c.x.get() + off, hx + off, bytes, cudaMemcpyHostToDevice, stream));
-    CUDA_CHECK(cudaMemcpyAsync(c.y.get() + off, hy + off, bytes, cudaMemcpyHostToDevice, stream));
-    CUDA_CHECK(cudaEventRecord(s.chunk(k), stream));
-    CUDA_CHECK(dot::launch_partials(c.x.get() + off, c.y.get() + off, len, c.partials.get() + partials,
-                                    c.max_blocks, stream));
-    partials += dot::blocks_for(len, c.max_blocks);
+    const cudaStream_t st = d.stream[k % kStreams];
+    const int64_t off = k * chunk, len = std::min(chunk, d.n - off);
+    CUDA_CHECK(cudaMemcpyAsync(d.x.get() + off, d.px.get() + off, len * sizeof(float), cudaMemcpyHostToDevice, st));
+    CUDA_CHECK(cudaMemcpyAsync(d.y.get() + off, d.py.get() + off, len * sizeof(float), cudaMemcpyHostToDevice, st));
+    CUDA_CHECK(cudaEventRecord(s.chunk[k], st));
+    launch_partials(d.x.get() + off, d.y.get() + off, len, d.partials.get() + partials, d.max_blocks, st);
+    partials += dot::blocks_for(len, d.max_blocks);
   }
-  st.join();
-  CUDA_CHECK(dot::launch_final(c.partials.get(), partials, c.result.get(), 0));
+  for (int k = 0; k < kStreams; ++k) {  // join: the default stream waits for every stream
+    CUDA_CHECK(cudaEventRecord(d.joined[k], d.stream[k]));
+    CUDA_CHECK(cudaStreamWaitEvent(0, d.joined[k]));
+  }
+  launch_final(d.partials.get(), partials, d.result.get(), 0);
   CUDA_CHECK(cudaEventRecord(s.computed));
-  float r = 0;
-  CUDA_CHECK(cudaMemcpy(&r, c.result.get(), sizeof r, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(&d.answer, d.result.get(), sizeof(float), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaEventRecord(s.finished));
-  s.set_chunks(chunks);
-  return r;
+  s.chunks = chunks;
 }
 
-// --- reference and error bounds ----------------------------------------------------------
+// The seed's first version: new device buffers on every call, from pageable memory.
+void e2e_alloc_per_call(Dot& d) {
+  CUDA_CHECK(cudaEventRecord(d.split.start));
+  {
+    sw::DeviceBuffer<float> x(d.n), y(d.n), partials(d.max_blocks), result(1);  // cudaMalloc x 4
+    if (d.poison_fresh) sw::poison(result.get(), sizeof(float));
+    copy_compute_copy_back(d, d.hx.data(), d.hy.data(), x.get(), y.get(), partials.get(), result.get());
+  }  // cudaFree x 4
+  CUDA_CHECK(cudaEventRecord(d.split.finished));
+}
 
-struct DotRef {
-  double value = 0;    // sum x_i y_i in double (each product is exact in double)
-  double abs_sum = 0;  // sum |x_i y_i|, for the bound
+// --- error bounds: the longest chain of float roundings a product goes through -------------
+
+// First pass over len floats: the fmaf steps of one chain (+1 for the tail), 2 to add
+// the four lanes, 10 for the two shuffle trees of ch06::block_sum.
+int64_t first_pass_depth(int64_t len, int64_t blocks) { return sw::ceil_div(len / kVec, blocks * kBlock) + 13; }
+// Second pass: chapter 06's kernel, one block over `count` block sums (as chapter 06 counts it).
+int64_t final_pass_depth(int64_t count) { return sw::ceil_div(sw::ceil_div(count, kVec), kBlock) + 13; }
+
+int64_t depth_two_pass(const Dot& d) {
+  const int64_t blocks = dot::blocks_for(d.n, d.max_blocks);
+  return first_pass_depth(d.n, blocks) + final_pass_depth(blocks);
+}
+int64_t depth_overlap(const Dot& d) {  // the longest chunk, then all chunks' block sums
+  const int64_t chunk = std::min(chunk_length(d.n), d.n);
+  int64_t partials = 0;
+  for (int64_t off = 0; off < d.n; off += chunk) partials += dot::blocks_for(std::min(chunk, d.n - off), d.max_blocks);
+  return first_pass_depth(chunk, dot::blocks_for(chunk, d.max_blocks)) + final_pass_depth(partials);
+}
+int64_t depth_vendor(const Dot& d) { return sw::ceil_div(d.n, kVendorThreads) + 64; }
+
+// --- the version table ------------------------------------------------------------------------
+
+enum class From { Device, Pageable, Pinned };  // where x and y are when the call starts
+
+struct Version {
+  const char* name;
+  void (*run)(Dot& d);  // From::Device: the answer in d.result (device); else in d.answer (host)
+  int64_t (*depth)(const Dot& d);
+  const char* role;
+  From from;
+  int streams;
+};
+const Version kVersions[] = {
+    {"cublas-sdot", cublas_sdot, depth_vendor, "vendor", From::Device, 1},
+    {"two-pass-float4", two_pass_float4, depth_two_pass, "step", From::Device, 1},
+    {"e2e-pageable", e2e_pageable, depth_two_pass, "step", From::Pageable, 1},
+    {"e2e-pinned", e2e_pinned, depth_two_pass, "step", From::Pinned, 1},
+    {"e2e-overlap", e2e_overlap, depth_overlap, "step", From::Pinned, kStreams},
+    {"e2e-alloc-per-call", e2e_alloc_per_call, depth_two_pass, "anti-example", From::Pageable, 1},
 };
 
-DotRef dot_reference(const float* x, const float* y, int64_t n) {
-  std::vector<double> part(kRefChunks, 0.0), part_abs(kRefChunks, 0.0);
-  sw::parallel_for(kRefChunks, [&](int64_t cb, int64_t ce) {
-    for (int64_t c = cb; c < ce; ++c) {
-      double s = 0, a = 0;
-      for (int64_t i = n * c / kRefChunks; i < n * (c + 1) / kRefChunks; ++i) {
-        const double p = static_cast<double>(x[i]) * y[i];
-        s += p;
-        a += std::fabs(p);
-      }
-      part[c] = s, part_abs[c] = a;
-    }
-  });
-  DotRef r;
-  for (int c = 0; c < kRefChunks; ++c) r.value += part[c], r.abs_sum += part_abs[c];
-  return r;
+float answer(const Version& v, const Dot& d) { return v.from == From::Device ? sw::read(d.result.get()) : d.answer; }
+
+// One run on a poisoned result (device and host), the run that is checked before any timing.
+float run_once(const Version& v, Dot& d) {
+  sw::poison(d.result.get(), sizeof(float));
+  d.answer = std::numeric_limits<float>::quiet_NaN();
+  d.poison_fresh = true;
+  v.run(d);
+  d.poison_fresh = false;
+  return answer(v, d);
 }
 
-// The CPU baseline: one core, one double accumulator.
+// The CPU baselines: one double accumulator on one core (a lesson), and the same
+// loop on every core over contiguous slices, the slice sums added in order ("vs CPU").
 double dot_serial_double(const float* x, const float* y, int64_t n) {
   double s = 0;
   for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * y[i];
   return s;
 }
-
-int64_t depth_single(int64_t n, int max_blocks, bool aligned) {
-  const int blocks = dot::blocks_for(n, max_blocks);
-  return dot::summation_depth(n, blocks, aligned, blocks);
-}
-int64_t depth_overlapped(int64_t n, int max_blocks) {
-  const int64_t chunk = chunk_length(n);
-  int64_t partials = 0;
-  for (int64_t off = 0; off < n; off += chunk) partials += dot::blocks_for(std::min(chunk, n - off), max_blocks);
-  return dot::summation_depth(std::min(chunk, n), dot::blocks_for(std::min(chunk, n), max_blocks), true, partials);
-}
-int64_t depth_vendor(int64_t n) { return ceil_div(n, kVendorThreads) + 64; }
-
-// --- cuBLAS --------------------------------------------------------------------------------
-
-class Cublas {
- public:
-  Cublas() {
-    CUBLAS_CHECK(cublasCreate(&h_));
-    CUBLAS_CHECK(cublasSetPointerMode(h_, CUBLAS_POINTER_MODE_DEVICE));  // result stays on the GPU
-  }
-  ~Cublas() { cublasDestroy(h_); }
-  Cublas(const Cublas&) = delete;
-  Cublas& operator=(const Cublas&) = delete;
-  void dot(const float* x, const float* y, int64_t n, float* d_result) {
-    CUBLAS_CHECK(cublasSdot_64(h_, n, x, 1, y, 1, d_result));
-  }
-
- private:
-  cublasHandle_t h_ = nullptr;
-};
-
-float fetch(const float* d) {
-  float h = 0;
-  CUDA_CHECK(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost));
-  return h;
-}
-
-// --- verification ----------------------------------------------------------------------------
-
-// Data whose dot product float computes exactly in any order: products in [-16, 16],
-// so every partial sum is an integer below 2^24 while 16 n < 2^24.
-constexpr int64_t kExactMaxN = (int64_t{1} << 24) / 16 - 1;
-void fill_small_integers(float* x, int64_t n, uint64_t seed) {
-  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(static_cast<int>(sw::random_bits(seed, i) % 9) - 4);
-}
-
-int verify(sw::Report& report, uint64_t seed) {
-  const int64_t sizes[] = {1, 2, 3, 4, 5, 31, 32, 33, 255, 256, 257, 1000, 1023, 1024, 1025,
-                           65537, 1000003, (int64_t{1} << 22) + 1};
-  int max_blocks = 0;
-  CUDA_CHECK(dot::resident_blocks(&max_blocks));
-  Cublas cublas;
-  Streams streams;
-  Split split;
-  for (int64_t n : sizes) {
-    Context ctx(n + 1, max_blocks);  // one spare element for the misaligned case
-    PinnedFloats px(n + 1), py(n + 1);
-    for (const char* data : {"random", "integers"}) {
-      const bool exact = std::strcmp(data, "integers") == 0;
-      if (exact && n + 1 > kExactMaxN) continue;
-      if (exact) {
-        fill_small_integers(px.get(), n + 1, seed);
-        fill_small_integers(py.get(), n + 1, seed + 1);
-      } else {
-        sw::host_fill_floats(px.get(), n + 1, seed);
-        sw::host_fill_floats(py.get(), n + 1, seed + 1);
-      }
-      std::vector<float> hx(px.get(), px.get() + n + 1), hy(py.get(), py.get() + n + 1);  // pageable copies
-      const std::string at = std::string(" ") + data + " n=" + std::to_string(n);
-      auto check = [&](const std::string& variant, double got, const DotRef& ref, int64_t depth) {
-        const sw::SumCheck c = sw::check_sum(got, ref.value, ref.abs_sum, depth, n);
-        const bool ok = exact ? got == ref.value : c.ok;  // exact data: exact answer
-        char detail[160];
-        std::snprintf(detail, sizeof detail, "got %.9g, want %.9g, error %.3g, bound %.3g", got, ref.value,
-                      c.abs_error, exact ? 0.0 : c.bound);
-        report.check(ok, variant + at, ok ? "" : detail);
-      };
-      const DotRef ref = dot_reference(hx.data(), hy.data(), n);
-      const DotRef ref_shifted = dot_reference(hx.data() + 1, hy.data() + 1, n);
-
-      // Kernel only, from device memory.
-      CUDA_CHECK(cudaMemcpy(ctx.x.get(), hx.data(), (n + 1) * sizeof(float), cudaMemcpyHostToDevice));
-      CUDA_CHECK(cudaMemcpy(ctx.y.get(), hy.data(), (n + 1) * sizeof(float), cudaMemcpyHostToDevice));
-      sw::poison(ctx.result.get(), sizeof(float));
-      CUDA_CHECK(dot::launch_dot(ctx.x.get(), ctx.y.get(), n, ctx.partials.get(), max_blocks, ctx.result.get(), 0));
-      check("two-pass-float4", fetch(ctx.result.get()), ref, depth_single(n, max_blocks, true));
-      sw::poison(ctx.result.get(), sizeof(float));
-      CUDA_CHECK(dot::launch_dot(ctx.x.get() + 1, ctx.y.get() + 1, n, ctx.partials.get(), max_blocks,
-                                 ctx.result.get(), 0));
-      check("two-pass-float4 misaligned", fetch(ctx.result.get()), ref_shifted, depth_single(n, max_blocks, false));
-      sw::poison(ctx.result.get(), sizeof(float));
-      cublas.dot(ctx.x.get(), ctx.y.get(), n, ctx.result.get());
-      check("cublas-sdot", fetch(ctx.result.get()), ref, depth_vendor(n));
-
-      // End to end, from host memory.
-      sw::poison(ctx.result.get(), sizeof(float));
-      check("e2e-pageable", dot_copy_then_compute(ctx, hx.data(), hy.data(), n, split), ref,
-            depth_single(n, max_blocks, true));
-      sw::poison(ctx.result.get(), sizeof(float));
-      check("e2e-pinned", dot_copy_then_compute(ctx, px.get(), py.get(), n, split), ref,
-            depth_single(n, max_blocks, true));
-      sw::poison(ctx.result.get(), sizeof(float));
-      check("e2e-overlap", dot_overlapped(ctx, streams, px.get(), py.get(), n, split), ref,
-            depth_overlapped(n, max_blocks));
-      check("e2e-alloc-per-call", dot_alloc_per_call(hx.data(), hy.data(), n, max_blocks, split, true), ref,
-            depth_single(n, max_blocks, true));
+double dot_all_cores_double(const float* x, const float* y, int64_t n) {
+  const int64_t parts = sw::host_threads();
+  std::vector<double> partial(static_cast<size_t>(parts), 0.0);
+  sw::parallel_for(parts, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
+      partial[p] = dot_serial_double(x + lo, y + lo, hi - lo);
     }
-  }
-  return report.exit_code();
+  }, 1);
+  double s = 0;
+  for (double v : partial) s += v;
+  return s;
 }
 
 // --- benchmark --------------------------------------------------------------------------------
 
+// Every version: poisoned result, one checked run, the timed runs, the last one checked again.
 void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n, bool time_cpu) {
-  int max_blocks = 0;
-  CUDA_CHECK(dot::resident_blocks(&max_blocks));
-  const uint64_t seed = static_cast<uint64_t>(opt.seed);
-  std::unique_ptr<float[]> hx(new float[n]), hy(new float[n]);  // pageable
-  PinnedFloats px(n), py(n);
-  sw::host_fill_floats(hx.get(), n, seed);
-  sw::host_fill_floats(hy.get(), n, seed + 1);
-  std::memcpy(px.get(), hx.get(), n * sizeof(float));
-  std::memcpy(py.get(), hy.get(), n * sizeof(float));
-  const DotRef ref = dot_reference(hx.get(), hy.get(), n);
-  const double bytes = 8.0 * n;  // x and y, read once
-  auto checked = [&](double got, int64_t depth) { return sw::check_sum(got, ref.value, ref.abs_sum, depth, n); };
-  auto precision = [&](const sw::SumCheck& c) {
-    return std::map<std::string, double>{{"rel_error", c.abs_error / ref.abs_sum}, {"rel_bound", c.bound / ref.abs_sum}};
-  };
+  Dot d(n);
+  sw::host_fill_floats(d.hx.data(), n, static_cast<uint64_t>(opt.seed));
+  sw::host_fill_floats(d.hy.data(), n, static_cast<uint64_t>(opt.seed) + 1);
+  d.upload();
+  const ch12::DotRef ref = ch12::dot_reference(d.hx.data(), d.hy.data(), n);
+  const double bytes = 8.0 * n;  // x and y, read once (end to end: copied once)
+  sw::CommonOptions e2e = opt;   // end-to-end calls over kBigCall bytes take tenths of a second
+  if (bytes > kBigCall) e2e.reps = std::min(opt.reps, kBigCallReps), e2e.warmup = std::min(opt.warmup, kBigCallWarmup);
 
-  // Kernel only: the data is already on the device.
-  Context ctx(n, max_blocks);
-  CUDA_CHECK(cudaMemcpy(ctx.x.get(), hx.get(), n * sizeof(float), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(ctx.y.get(), hy.get(), n * sizeof(float), cudaMemcpyHostToDevice));
-  {
-    Cublas cublas;
-    sw::poison(ctx.result.get(), sizeof(float));
-    const sw::Timing t = sw::time_gpu(opt, [&] { cublas.dot(ctx.x.get(), ctx.y.get(), n, ctx.result.get()); });
-    const sw::SumCheck c = checked(fetch(ctx.result.get()), depth_vendor(n));
-    sw::Result r{"cublas-sdot", n, bytes, t, c.ok, "vendor"};
-    r.extra = precision(c);
-    report.add(r);
-  }
-  {
-    sw::poison(ctx.result.get(), sizeof(float));
-    const sw::Timing t = sw::time_gpu(opt, [&] {
-      CUDA_CHECK(dot::launch_dot(ctx.x.get(), ctx.y.get(), n, ctx.partials.get(), max_blocks, ctx.result.get(), 0));
-    });
-    const sw::SumCheck c = checked(fetch(ctx.result.get()), depth_single(n, max_blocks, true));
-    sw::Result r{"two-pass-float4", n, bytes, t, c.ok};
-    r.extra = precision(c);
-    r.extra["blocks"] = dot::blocks_for(n, max_blocks);
-    report.add(r);
-  }
-
-  // End to end: host memory in, a float on the host out. Large calls take tenths of
-  // a second, so they are timed fewer times.
-  sw::CommonOptions e2e = opt;
-  if (bytes > kBigCall) {
-    e2e.reps = std::min(opt.reps, kBigCallReps);
-    e2e.warmup = std::min(opt.warmup, kBigCallWarmup);
-  }
-  const double moved = bytes + sizeof(float);  // x and y to the device, the result back
-  {  // the ceiling: the copies alone, from pinned memory
-    const sw::Timing t = sw::time_gpu(e2e, [&] {
-      CUDA_CHECK(cudaMemcpy(ctx.x.get(), px.get(), n * sizeof(float), cudaMemcpyHostToDevice));
-      CUDA_CHECK(cudaMemcpy(ctx.y.get(), py.get(), n * sizeof(float), cudaMemcpyHostToDevice));
-    });
-    sw::Result r{"h2d-copy-pinned", n, bytes, t, true, "ceiling"};
-    r.note = "copies only";
-    report.add(r);
-  }
-  auto e2e_case = [&](const char* variant, const char* role, int64_t depth, auto&& call) {
-    // Like sw::time_gpu (events, warm-up, median), but the events come from inside
-    // the call, so that reading the split between calls is not timed.
-    Split split;
-    float got = 0;
-    sw::poison(ctx.result.get(), sizeof(float));
-    for (int i = 0; i < e2e.warmup + e2e.reps; ++i) {
-      got = call(split);
-      split.collect();
+  bool ceiling_done = false;
+  for (const Version& v : kVersions) {
+    const int64_t depth = v.depth(d);
+    const sw::SumCheck first = sw::check_sum(run_once(v, d), ref.value, ref.abs_sum, depth, n);
+    sw::Result r{v.name, n, bytes, {}, false, v.role};
+    if (v.from == From::Device) {
+      r.timing = sw::time_gpu(opt, [&] { v.run(d); });
+    } else {
+      if (!ceiling_done) {  // the ceiling of every end-to-end row: the copies alone
+        const sw::Timing t = sw::time_gpu(e2e, [&] {
+          CUDA_CHECK(cudaMemcpy(d.x.get(), d.px.get(), n * sizeof(float), cudaMemcpyHostToDevice));
+          CUDA_CHECK(cudaMemcpy(d.y.get(), d.py.get(), n * sizeof(float), cudaMemcpyHostToDevice));
+        });
+        sw::Result c{"h2d-copy-pinned", n, bytes, t, true, "ceiling"};
+        c.note = "copies only";
+        report.add(c);
+        ceiling_done = true;
+      }
+      for (int i = 0; i < e2e.warmup; ++i) v.run(d);  // like sw::time_gpu, events inside the call
+      d.split.clear();
+      for (int i = 0; i < e2e.reps; ++i) v.run(d), d.split.collect();
+      const double copy_ms = sw::summarize(d.split.copy_ms).ms_median;
+      r.bytes = bytes + sizeof(float);  // x and y to the device, the result back
+      r.timing = sw::summarize(d.split.total_ms);
+      r.note = "end-to-end";  // a different measure from the kernel rows: no "vs cuBLAS" ratio
+      r.extra = {{"pinned", v.from == From::Pinned ? 1.0 : 0.0}, {"streams", static_cast<double>(v.streams)},
+                 {"copy_ms", copy_ms}, {"copy_gbps", sw::gbps(bytes, copy_ms)},
+                 {"kernel_ms", sw::summarize(d.split.kernel_ms).ms_median},
+                 {"other_ms", sw::summarize(d.split.other_ms).ms_median}};
     }
-    sw::Result r{variant, n, moved, split.timing(e2e.reps), checked(got, depth).ok, role};
-    r.extra = split.extra(e2e.reps, bytes);
-    r.note = "end-to-end";  // a different measure from the kernel rows: no "vs cuBLAS" ratio
+    const sw::SumCheck c = sw::check_sum(answer(v, d), ref.value, ref.abs_sum, depth, n);
+    r.ok = first.ok && c.ok;
+    if (v.from == From::Device)
+      r.extra = {{"rel_error", c.abs_error / ref.abs_sum}, {"rel_bound", c.bound / ref.abs_sum}};
+    if (v.run == two_pass_float4) r.extra["blocks"] = static_cast<double>(dot::blocks_for(n, d.max_blocks));
     report.add(r);
-  };
-  Streams streams;
-  const int64_t depth = depth_single(n, max_blocks, true);
-  e2e_case("e2e-pageable", "step", depth,
-           [&](Split& s) { return dot_copy_then_compute(ctx, hx.get(), hy.get(), n, s); });
-  e2e_case("e2e-pinned", "step", depth,
-           [&](Split& s) { return dot_copy_then_compute(ctx, px.get(), py.get(), n, s); });
-  e2e_case("e2e-overlap", "step", depth_overlapped(n, max_blocks),
-           [&](Split& s) { return dot_overlapped(ctx, streams, px.get(), py.get(), n, s); });
-  e2e_case("e2e-alloc-per-call", "anti-example", depth,
-           [&](Split& s) { return dot_alloc_per_call(hx.get(), hy.get(), n, max_blocks, s, false); });
-
-  if (time_cpu) {  // the CPU baseline, once
+  }
+  if (time_cpu) {  // the CPU baselines, once each
     double got = 0;
-    const sw::Timing t = sw::time_cpu(0, 1, [&] { got = dot_serial_double(hx.get(), hy.get(), n); });
-    report.add({"cpu-serial-double", n, bytes, t, sw::check_sum(got, ref.value, ref.abs_sum, 1, n).ok, "cpu"});
+    sw::Timing t = sw::time_cpu(0, 1, [&] { got = dot_serial_double(d.hx.data(), d.hy.data(), n); });
+    sw::Result serial{"cpu-serial-double", n, bytes, t, sw::check_sum(got, ref.value, ref.abs_sum, 1, n).ok, "lesson"};
+    serial.extra = {{"threads", 1.0}};
+    report.add(serial);
+    t = sw::time_cpu(0, 1, [&] { got = dot_all_cores_double(d.hx.data(), d.hy.data(), n); });
+    const int64_t threads = sw::host_threads();
+    sw::Result all{"cpu-all-cores-double", n, bytes, t,
+                   sw::check_sum(got, ref.value, ref.abs_sum, threads, n).ok, "cpu"};
+    all.extra = {{"threads", static_cast<double>(threads)}};
+    report.add(all);
   }
 }
 
 }  // namespace
 
+std::vector<ch12::Answer> ch12::run_every_version(const float* x, const float* y, int64_t n) {
+  Dot d(n);
+  std::copy(x, x + n, d.hx.begin());
+  std::copy(y, y + n, d.hy.begin());
+  d.upload();
+  std::vector<Answer> answers;
+  for (const Version& v : kVersions) answers.push_back({v.name, run_once(v, d), v.depth(d)});
+  return answers;
+}
+
 int main(int argc, char** argv) {
   int64_t n = kDefaultN;
   sw::Cli cli("12_dot_product", "Dot product of two float vectors: the kernel, and the whole call from host memory.");
   cli.add_int("--n", &n, 1, sw::kMaxElements, "floats per vector (default: 2^28, then 2^20)");
+  std::vector<std::string> steps;
+  for (const Version& v : kVersions)
+    if (std::string(v.role) != "vendor") steps.push_back(v.name);
+  cli.set_steps(steps);
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
   const sw::Gpu gpu = sw::start_gpu(opt);
   sw::Report report(opt, gpu.copy_gbps, "12", "dot");
-  if (opt.verify_only) return verify(report, static_cast<uint64_t>(opt.seed));
+  if (opt.verify_only) return ch12::verify(report, static_cast<uint64_t>(opt.seed));
 
   // Device: x, y of the context and of one allocate-per-call call at the same time.
-  int max_blocks = 0;
-  CUDA_CHECK(dot::resident_blocks(&max_blocks));
+  const int64_t max_blocks = sw::resident_grid(dot::dot_partials, kBlock);
   sw::require_fits(gpu, "--n", n, 4.0 * sizeof(float), 2.0 * max_blocks * kChunks * sizeof(float));
-  const bool sizes_given = cli.was_given("--n");
+  report.note("kernel-only rows read x and y in device memory; end-to-end rows start from host memory "
+              "and end with the result on the host");
   benchmark(report, opt, n, true);
-  if (!sizes_given) benchmark(report, opt, kSmallN, false);
+  if (!cli.was_given("--n")) benchmark(report, opt, kSmallN, false);
   return report.exit_code();
 }

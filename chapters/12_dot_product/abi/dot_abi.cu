@@ -1,5 +1,7 @@
 // The C ABI of dot_abi.h: a context that allocates the device buffers once (the
-// seed's second version) behind handles that cannot crash the process.
+// seed's second version) behind handles that cannot crash the process. It launches
+// chapter 12's kernels (dot_kernel.cuh) itself, because a library returns its errors
+// where the chapter exits on them.
 #include "dot_abi.h"
 
 #include <cuda_runtime.h>
@@ -10,7 +12,7 @@
 #include <mutex>
 #include <new>
 
-#include "dot_kernel.cuh"
+#include "chapters/12_dot_product/dot_kernel.cuh"
 
 namespace {
 
@@ -29,7 +31,7 @@ int code_of(cudaError_t err) {
 
 struct Context {
   int64_t n = 0;
-  int max_blocks = 0;
+  int64_t max_blocks = 0;  // first-pass blocks resident at once: the most a launch uses
   float *x = nullptr, *y = nullptr, *partials = nullptr, *result = nullptr;
   cudaStream_t stream = nullptr;
   std::mutex busy;  // one call at a time on this context
@@ -42,6 +44,26 @@ struct Context {
     if (stream) cudaStreamDestroy(stream);
   }
 };
+
+// First-pass blocks resident at once (sw::resident_grid, with error codes).
+cudaError_t resident_blocks(int64_t* blocks) {
+  int device = 0, sms = 0, per_sm = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err == cudaSuccess)
+    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dot::dot_partials, dot::kBlock, 0);
+  *blocks = int64_t{sms} * (per_sm > 0 ? per_sm : 1);
+  return err;
+}
+
+// The chapter's two-pass-float4: block sums, then one block of chapter 06's kernel.
+cudaError_t launch_dot(const Context& c) {
+  const int64_t blocks = dot::blocks_for(c.n, c.max_blocks);
+  dot::dot_partials<<<blocks, dot::kBlock, 0, c.stream>>>(c.x, c.y, c.n, c.partials);
+  ch06::reduce_overload<dot::kBlock, ch06::Finish::kPartials><<<1, dot::kBlock, 0, c.stream>>>(c.partials, blocks,
+                                                                                             c.result);
+  return cudaGetLastError();
+}
 
 // Live contexts by handle. Handles count up from 1 and are never reused, so a
 // released handle stays invalid.
@@ -66,12 +88,12 @@ extern "C" int sw_dot_init(int64_t n, uint64_t* handle) {
   }
   // A device without a kernel image for this build counts as no GPU.
   cudaFuncAttributes attr;
-  cudaError_t err = cudaFuncGetAttributes(&attr, dot::dot_partials<true>);
+  cudaError_t err = cudaFuncGetAttributes(&attr, dot::dot_partials);
   std::shared_ptr<Context> ctx(new (std::nothrow) Context);
   if (!ctx) return SW_DOT_OUT_OF_MEMORY;
   ctx->n = n;
   const size_t bytes = static_cast<size_t>(n) * sizeof(float);
-  if (err == cudaSuccess) err = dot::resident_blocks(&ctx->max_blocks);
+  if (err == cudaSuccess) err = resident_blocks(&ctx->max_blocks);
   if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking);
   if (err == cudaSuccess) err = cudaMalloc(&ctx->x, bytes);
   if (err == cudaSuccess) err = cudaMalloc(&ctx->y, bytes);
@@ -97,8 +119,7 @@ extern "C" int sw_dot(uint64_t handle, const float* x, const float* y, int64_t n
   float host_result = 0.0f;
   cudaError_t err = cudaMemcpyAsync(ctx->x, x, bytes, cudaMemcpyHostToDevice, ctx->stream);
   if (err == cudaSuccess) err = cudaMemcpyAsync(ctx->y, y, bytes, cudaMemcpyHostToDevice, ctx->stream);
-  if (err == cudaSuccess)
-    err = dot::launch_dot(ctx->x, ctx->y, n, ctx->partials, ctx->max_blocks, ctx->result, ctx->stream);
+  if (err == cudaSuccess) err = launch_dot(*ctx);
   if (err == cudaSuccess)
     err = cudaMemcpyAsync(&host_result, ctx->result, sizeof(float), cudaMemcpyDeviceToHost, ctx->stream);
   if (err == cudaSuccess) err = cudaStreamSynchronize(ctx->stream);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Chapter 12 from Python: the dot product through the C ABI (dot_abi.h), with ctypes.
+"""Chapter 12 from Python: the dot product through the C ABI (abi/dot_abi.h), with ctypes.
 
-usage: dot_ctypes.py PATH/TO/lib12_dot_product.so   (or CHAPTER_LIB=PATH, as meson sets it)
+usage: abi/dot_ctypes.py PATH/TO/lib12_dot_product.so   (or CHAPTER_LIB=PATH, as meson sets it)
 
 Computes dot products and checks them against a double reference, then checks
 that a bad handle and a size mismatch come back as error codes, not crashes.

@@ -1,0 +1,75 @@
+// Chapter 12's checks (--verify-only) and its CPU reference. Part of the program
+// 12_dot_product; the versions themselves are in 12_dot_product.cu.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/data.h"
+#include "common/parallel.h"
+#include "common/verify.h"
+#include "dot_checks.h"
+
+namespace {
+
+constexpr int kRefChunks = 64;  // parallel chunks of the CPU reference
+
+// Data whose dot product float computes exactly in any order: products in [-16, 16],
+// so every partial sum is an integer below 2^24 while 16 n < 2^24.
+constexpr int64_t kExactMaxN = (int64_t{1} << 24) / 16 - 1;
+void fill_small_integers(float* x, int64_t n, uint64_t seed) {
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(static_cast<int>(sw::random_bits(seed, i) % 9) - 4);
+}
+
+}  // namespace
+
+ch12::DotRef ch12::dot_reference(const float* x, const float* y, int64_t n) {
+  std::vector<double> part(kRefChunks, 0.0), part_abs(kRefChunks, 0.0);
+  sw::parallel_for(
+      kRefChunks,
+      [&](int64_t cb, int64_t ce) {
+        for (int64_t c = cb; c < ce; ++c) {
+          double s = 0, a = 0;
+          for (int64_t i = n * c / kRefChunks; i < n * (c + 1) / kRefChunks; ++i) {
+            const double p = static_cast<double>(x[i]) * y[i];
+            s += p;
+            a += std::fabs(p);
+          }
+          part[c] = s, part_abs[c] = a;
+        }
+      },
+      1);  // the items are chunks: one thread per core
+  DotRef r;
+  for (int c = 0; c < kRefChunks; ++c) r.value += part[c], r.abs_sum += part_abs[c];
+  return r;
+}
+
+int ch12::verify(sw::Report& report, uint64_t seed) {
+  const int64_t sizes[] = {1, 2, 3, 4, 5, 31, 32, 33, 255, 256, 257, 1000, 1023, 1024, 1025,
+                           65537, 1000003, (int64_t{1} << 22) + 1};
+  for (int64_t n : sizes) {
+    for (const bool exact : {false, true}) {  // exact: small integers, the answer must be exact
+      if (exact && n > kExactMaxN) continue;
+      std::vector<float> x(n), y(n);
+      if (exact) {
+        fill_small_integers(x.data(), n, seed);
+        fill_small_integers(y.data(), n, seed + 1);
+      } else {
+        sw::host_fill_floats(x.data(), n, seed);
+        sw::host_fill_floats(y.data(), n, seed + 1);
+      }
+      const DotRef ref = dot_reference(x.data(), y.data(), n);
+      const std::string at = std::string(exact ? " integers" : " random") + " n=" + std::to_string(n);
+      for (const Answer& a : run_every_version(x.data(), y.data(), n)) {
+        const sw::SumCheck c = sw::check_sum(a.got, ref.value, ref.abs_sum, a.depth, n);
+        const bool ok = exact ? a.got == ref.value : c.ok;
+        char detail[160];
+        std::snprintf(detail, sizeof detail, "got %.9g, want %.9g, error %.3g, bound %.3g", a.got, ref.value,
+                      c.abs_error, exact ? 0.0 : c.bound);
+        report.check(ok, a.name + at, ok ? "" : detail);
+      }
+    }
+  }
+  return report.exit_code();
+}

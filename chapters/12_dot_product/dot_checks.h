@@ -1,0 +1,35 @@
+// What 12_dot_product.cu and its checks (dot_checks.cpp) share.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/report.h"
+
+namespace ch12 {
+
+// --- in 12_dot_product.cu ---
+
+// One row of the version table, run once on a poisoned result.
+struct Answer {
+  std::string name;
+  double got = 0;     // the dot product it returned
+  int64_t depth = 0;  // the longest chain of float roundings, for the error bound
+};
+// Every row of the version table (kernel-only and end-to-end) on x and y: n floats
+// each, in host memory.
+std::vector<Answer> run_every_version(const float* x, const float* y, int64_t n);
+
+// --- in dot_checks.cpp ---
+
+struct DotRef {
+  double value = 0;    // sum x_i y_i in double (each product is exact in double)
+  double abs_sum = 0;  // sum |x_i y_i|, for the bound
+};
+DotRef dot_reference(const float* x, const float* y, int64_t n);  // on all cores
+
+// --verify-only: every version at 18 sizes, on random and on exact-integer data.
+int verify(sw::Report& report, uint64_t seed);
+
+}  // namespace ch12
