@@ -3,10 +3,13 @@
 
 usage: check_bad_input.py PROGRAM [--gpu]
 
-Runs PROGRAM with each kind of bad input: an unknown option, a non-number, zero,
-a negative number, a value beyond the option's range, a missing value, and (for
-GPU programs, on a GPU) a size too large for device memory. The size options are
-read from PROGRAM --help, so every chapter is covered without a list here.
+Runs PROGRAM with each kind of bad input: an unknown option, a value to a flag
+(--json=1, --list=1), and for every option that takes a value (read from PROGRAM
+--help, with its range, so every chapter is covered without a list here): a
+missing value, a non-number, a value just outside its range (below and above),
+a choice it does not offer. The size options also get zero, a negative number,
+a fraction and 2^62, and (for GPU programs, on a GPU) a size too large for device
+memory. --list is a flag, not a size: bad input next to it still exits 2.
 """
 import os
 import re
@@ -28,18 +31,34 @@ def main():
     if code != 0 or "usage:" not in usage:
         print(f"FAIL --help: exit {code}, expected 0 and a usage text")
         return 1
-    sizes = [o for o in SIZE_OPTIONS if re.search(rf"^\s+{re.escape(o)} X", usage, re.M)]
+    # "  --block X               threads per block (32 to 1024)": name and range.
+    valued = re.findall(r"^\s+(--[\w-]+) X .*\(([^()]*)\)\s*$", usage, re.M)
+    sizes = [o for o, _ in valued if o in SIZE_OPTIONS]
     if not sizes:
         print("FAIL --help lists none of " + ", ".join(SIZE_OPTIONS))
         return 1
 
-    cases = [(["--bogus"], "--bogus"), (["--reps", "0"], "--reps"), (["--reps"], "--reps"),
-             (["--seed", "-1"], "--seed"), (["--warmup", "many"], "--warmup")]
+    cases = [(["--bogus"], "--bogus"), (["--json=1"], "--json"), (["--list=1"], "--list"),
+             (["--list", "--n" if "--n" in sizes else sizes[0], "abc"], "--n" if "--n" in sizes else sizes[0])]
+    for opt, rng in valued:
+        cases += [([opt], opt)]
+        if rng != "a non-empty text":  # any text may be a valid value (a file name)
+            cases += [([opt, "abc"], opt)]
+        m = re.fullmatch(r"(-?\d+) to (-?\d+)", rng)
+        if m:
+            cases += [([opt, str(int(m.group(1)) - 1)], opt), ([opt, str(int(m.group(2)) + 1)], opt)]
+        elif re.fullmatch(r"(-?[\d.e+]+) to (-?[\d.e+]+)", rng):
+            hi = float(rng.split(" to ")[1])
+            cases += [([opt, repr(hi * 2 + 1)], opt)]
+        elif "," in rng or re.fullmatch(r"[\w.-]+", rng):  # choices: "uniform, equal, skewed"
+            cases += [([opt, "no-such-choice"], opt)]
     for opt in sizes:
-        cases += [([opt, "abc"], opt), ([opt, "0"], opt), ([opt, "-5"], opt),
-                  ([opt, "1.5"], opt), ([opt, "2^62"], opt)]
-    failures = 0
+        cases += [([opt, "0"], opt), ([opt, "-5"], opt), ([opt, "1.5"], opt), ([opt, "2^62"], opt)]
+    failures, seen = 0, set()
     for args, name in cases:
+        if tuple(args) in seen:
+            continue
+        seen.add(tuple(args))
         code, out, err = run(program, args)
         lines = [l for l in err.splitlines() if l.strip()]
         ok = code == 2 and len(lines) == 1 and name in lines[0] and not out.strip()
@@ -62,7 +81,7 @@ def main():
             ok = code == 2 and len(lines) == 1 and opt in lines[0] and "valid range" in lines[0]
             failures += not ok
             print(f"{'PASS' if ok else 'FAIL'} {' '.join(args)}: exit {code}: {err.strip()}")
-    print(f"{len(cases)} bad-input cases, {failures} failed")
+    print(f"{len(seen)} bad-input cases, {failures} failed")
     return 1 if failures else 0
 
 

@@ -5,13 +5,22 @@
     python3 chapters/tour.py --build-dir build --only 05,06  # some chapters
 
 It asks meson which chapter programs exist (no list to keep here), runs each
-with --json, and prints chapter, variant, time, GB/s, % of the measured copy
-bandwidth, the speedup over the previous stage and over the CPU.
+with --json, says where it is ("[3/13] 03_reduce_shared (elapsed 41s, est.
+remaining 2m10s)"), and prints chapter, variant, role, time, GB/s, % of the
+measured copy bandwidth, the speedup over the previous stage, over the CPU (all
+cores, same problem and size) and over the library, and the parameters that tell
+each row apart (block=256 blocks/SM=16 n=2^20, the rules of common/report.cpp).
 
-On a GPU it writes docs/results/<gpu>.json and .csv with the GPU, driver, CUDA
-version and date; a run with --only replaces just those chapters' records.
-Without a GPU it runs the CPU chapter, says which chapters it skipped and why,
-and writes nothing under docs/.
+On a GPU it writes docs/results/<gpu>.json and .csv, <gpu> being the slug of the
+GPU's name ("NVIDIA H100 80GB HBM3" -> nvidia-h100-80gb-hbm3), one file per GPU
+model. The meta holds the device record of common/device_query (per-SM limits
+included), the host CPU and its core count, driver, CUDA version, commit and
+date. A run with --only replaces just the chapters that ran (a skipped chapter
+keeps its old records) and keeps the meta of the last full run: what describes
+each chapter's own run (date, commit, copy bandwidth, GPUs visible, host) is in
+meta["runs"][chapter]. So `--only 14` on a machine with four of the same GPU
+adds chapter 14 to the same file. Without a GPU it runs the CPU chapter, says
+which chapters it skipped and why, and writes nothing under docs/.
 """
 import argparse
 import csv
@@ -23,12 +32,28 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS_DIR = os.path.join(SOURCE_DIR, "docs", "results")
 SKIP = 77
-TABLE_ROLES = ("ceiling", "cpu", "vendor", "step", "anti-example")
+TABLE_ROLES = ("ceiling", "cpu", "lesson", "vendor", "step", "anti-example")
 CHAPTER_TIMEOUT_S = 900
+
+# The meta: what the GPU model is (the same on every machine with this GPU) and
+# what one run had (kept per chapter in meta["runs"]). Key names are shared with
+# docs/generate.py; device_query --json prints the device ones.
+DEVICE_KEYS = ("cc", "sm_count", "memory_gb", "l2_mb", "theoretical_gbps", "warp_size",
+               "max_threads_per_sm", "max_threads_per_block", "max_blocks_per_sm", "regs_per_sm",
+               "regs_per_block", "smem_per_sm_bytes", "smem_per_block_bytes", "smem_per_block_optin_bytes",
+               "mem_bus_bits", "mem_clock_mhz", "sm_clock_mhz")
+RUN_KEYS = ("copy_gbps", "driver_cuda", "runtime_cuda", "gpu_count", "host_cpu", "host_cores", "commit", "date")
+
+# The parameters column: the same rules as Report::params in common/report.cpp.
+MEASUREMENT_KEYS = ("value", "error", "bound")
+MEASUREMENT_SUFFIXES = ("_error", "_bound", "_ms", "_s", "_gbps")
+PARAM_ORDER = ("threads", "block", "blocks_per_sm", "blocks", "unroll", "vec", "copies", "p", "launches")
+PARAM_LABELS = {"blocks_per_sm": "blocks/SM"}
 
 
 def introspect(build_dir):
@@ -51,9 +76,61 @@ def device_query(build_dir):
     return None, (p.stderr.strip() or f"device_query exited {p.returncode}")
 
 
+def format_count(v):
+    """2^20 for powers of two from 1024, 1e8 for one digit and six or more zeros."""
+    if v >= 1024 and v & (v - 1) == 0:
+        return f"2^{v.bit_length() - 1}"
+    m = re.fullmatch(r"([1-9])(0{6,})", str(v))
+    return f"{m.group(1)}e{len(m.group(2))}" if m else str(v)
+
+
+def is_measurement(key):
+    return key in MEASUREMENT_KEYS or key.endswith(MEASUREMENT_SUFFIXES)
+
+
+def param_value(v):
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+def params(rec, usual_n=None):
+    """What tells a row apart: the note, the settings in extra, n when unusual."""
+    note, extra = rec.get("note", ""), rec.get("extra", {})
+    parts = [note] if note else []
+
+    def add(text):
+        if text not in note:
+            parts.append(text)
+
+    shape = "rows" in extra and "cols" in extra
+    if shape:
+        add(f"{param_value(extra['rows'])}x{param_value(extra['cols'])}")
+    keys = [k for k in PARAM_ORDER if k in extra] + sorted(k for k in extra if k not in PARAM_ORDER)
+    for k in keys:
+        if is_measurement(k) or (shape and k in ("rows", "cols")):
+            continue
+        add(f"{PARAM_LABELS.get(k, k)}={param_value(extra[k])}")
+    if usual_n is not None and rec["n"] != usual_n and "n=" not in note:
+        parts.append(f"n={format_count(rec['n'])}")
+    return " ".join(parts)
+
+
+def usual_sizes(records):
+    """(chapter, problem) -> the n of its first record: the chapter's default size."""
+    usual = {}
+    for r in records:
+        usual.setdefault((r["chapter"], r["problem"]), r["n"])
+    return usual
+
+
+def duration(seconds):
+    seconds = int(round(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
 def run_chapter(name, exe):
     """Runs one chapter with --json; returns (records, status text)."""
-    print(f"== {name}", flush=True)
+    if not os.path.exists(exe):
+        return [], f"skipped: {exe} is not built"
     p = subprocess.run([exe, "--json"], capture_output=True, text=True, timeout=CHAPTER_TIMEOUT_S)
     records, notes = [], []
     for line in p.stdout.splitlines():
@@ -63,8 +140,9 @@ def run_chapter(name, exe):
         if rec.get("record") == "result":
             records.append(rec)
             mark = "" if rec["ok"] else "   CHECK FAILED"
-            print(f"   {rec['variant']:<34} {rec.get('note', ''):<16} {rec['ms_median']:>10.4f} ms "
-                  f"{rec['gbps'] or 0:>9.1f} GB/s{mark}", flush=True)
+            usual = usual_sizes(records)[(rec["chapter"], rec["problem"])]
+            print(f"   {rec['variant']:<34} {rec['ms_median']:>10.4f} ms {rec['gbps'] or 0:>9.1f} GB/s  "
+                  f"{params(rec, usual)}{mark}", flush=True)
         elif rec.get("record") == "note":
             notes.append(rec["text"])
     if p.returncode == SKIP:
@@ -82,13 +160,17 @@ def add_ratios(records):
     vs_prev compares a step with the step before it in the tutorial: the previous
     row of the same chapter, or the last step of an earlier chapter, for the same
     problem, size and input (note). vs_vendor compares with the library in the same
-    chapter, problem, size and input; vs_cpu with the best CPU baseline.
+    chapter, problem, size and input; vs_cpu with the best CPU baseline (role
+    "cpu": all cores) of the same problem and size, and is left out where the CPU
+    baseline ran at another n (a launch-bound 2^20 rate over a 2^28 CPU rate means
+    nothing).
     """
     cpu_best, vendor = {}, {}
     for r in records:
         g = r.get("gbps") or 0
         if r["role"] == "cpu":
-            cpu_best[r["problem"]] = max(cpu_best.get(r["problem"], 0), g)
+            k = (r["problem"], r["n"])
+            cpu_best[k] = max(cpu_best.get(k, 0), g)
         elif r["role"] == "vendor":
             vendor[(r["chapter"], r["problem"], r["n"], r.get("note", ""))] = g
     last_step = {}  # (problem, n, note) -> GB/s of the latest step
@@ -104,8 +186,9 @@ def add_ratios(records):
             r["vs_prev"] = round(g / last_step[k], 4)
         if r["role"] == "step":
             last_step[k] = g
-        if r["role"] in ("step", "vendor", "anti-example", "ceiling") and cpu_best.get(r["problem"]):
-            r["vs_cpu"] = round(g / cpu_best[r["problem"]], 4)
+        cpu = cpu_best.get((r["problem"], r["n"]))
+        if r["role"] in ("step", "vendor", "anti-example", "ceiling") and cpu:
+            r["vs_cpu"] = round(g / cpu, 4)
     return records
 
 
@@ -116,18 +199,22 @@ def ratio(v):
 def print_table(records, device):
     copy = device["copy_gbps"] if device else 0
     rows = [r for r in records if r["role"] in TABLE_ROLES]
+    usual = usual_sizes(records)
     print()
-    print(f"{'ch':<3} {'variant':<34} {'note':<16} {'role':<8} {'ms':>10} {'GB/s':>9} {'%copy':>7} "
-          f"{'vs prev':>8} {'vs CPU':>8} {'vs lib':>7} check")
+    print(f"{'ch':<3} {'variant':<34} {'role':<12} {'ms':>10} {'GB/s':>9} {'%copy':>7} "
+          f"{'vs prev':>8} {'vs CPU':>8} {'vs lib':>7} {'check':<6}  parameters")
     for r in rows:
         pct = f"{100 * r['gbps'] / copy:.1f}%" if copy and r.get("gbps") else "-"
-        print(f"{r['chapter']:<3} {r['variant']:<34} {r.get('note', '')[:16]:<16} {r['role'][:8]:<8} "
-              f"{r['ms_median']:>10.4f} {r['gbps'] or 0:>9.1f} {pct:>7} {ratio(r.get('vs_prev')):>8} "
-              f"{ratio(r.get('vs_cpu')):>8} {ratio(r.get('vs_vendor')):>7} {'ok' if r['ok'] else 'FAILED'}")
+        line = (f"{r['chapter']:<3} {r['variant']:<34} {r['role']:<12} "
+                f"{r['ms_median']:>10.4f} {r['gbps'] or 0:>9.1f} {pct:>7} {ratio(r.get('vs_prev')):>8} "
+                f"{ratio(r.get('vs_cpu')):>8} {ratio(r.get('vs_vendor')):>7} {'ok' if r['ok'] else 'FAILED':<6}  "
+                f"{params(r, usual[(r['chapter'], r['problem'])])}")
+        print(line.rstrip())
 
 
 def slug(name):
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    """The results file's name for a GPU: "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3"."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "unknown-gpu"
 
 
 def host_cpu():
@@ -141,27 +228,59 @@ def host_cpu():
     return platform.processor() or platform.machine()
 
 
+def host_cores():
+    """Logical CPUs: what std::thread::hardware_concurrency (chapter 01's all-cores rows) sees."""
+    return os.cpu_count() or 1
+
+
 def git_commit():
     p = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return p.stdout.strip() if p.returncode == 0 else "unknown"
 
 
-def write_results(device, records, ran_chapters):
+def run_meta(device):
+    """This run's meta: the device record's figures, then the run's own."""
+    meta = {"gpu": device["name"]}
+    meta.update({k: device.get(k) for k in DEVICE_KEYS})
+    meta.update({
+        "copy_gbps": device["copy_gbps"], "driver_cuda": device["driver"], "runtime_cuda": device["runtime"],
+        "gpu_count": device.get("gpu_count"), "host_cpu": host_cpu(), "host_cores": host_cores(),
+        "commit": git_commit(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    })
+    return meta
+
+
+def write_results(device, records, replaced, seconds, partial):
+    """Merges this run into docs/results/<gpu>.json and .csv.
+
+    replaced: the chapters whose old records this run replaces (those that wrote
+    records); seconds: each chapter's wall time; partial: run with --only.
+    """
     os.makedirs(RESULTS_DIR, exist_ok=True)
     base = os.path.join(RESULTS_DIR, slug(device["name"]))
-    old = []
+    old, old_meta = [], {}
     if os.path.exists(base + ".json"):
         with open(base + ".json") as f:
-            old = [r for r in json.load(f)["records"] if r["chapter"] not in ran_chapters]
+            data = json.load(f)
+        old = [r for r in data["records"] if r["chapter"] not in replaced]
+        old_meta = data.get("meta", {})
     merged = add_ratios(sorted(old + records, key=lambda r: r["chapter"]))  # stable: keeps run order
-    meta = {
-        "gpu": device["name"], "cc": device["cc"], "sm_count": device["sm_count"],
-        "memory_gb": device["memory_gb"], "l2_mb": device["l2_mb"],
-        "theoretical_gbps": device["theoretical_gbps"], "copy_gbps": device["copy_gbps"],
-        "driver_cuda": device["driver"], "runtime_cuda": device["runtime"],
-        "host_cpu": host_cpu(), "commit": git_commit(),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-    }
+    now = run_meta(device)
+    if partial and old_meta:
+        # Keep the full run's meta; the GPU model's figures are the same, so fill in any it lacks.
+        meta = dict(old_meta)
+        for k in ("gpu",) + DEVICE_KEYS:
+            if meta.get(k) is None:
+                meta[k] = now[k]
+    else:
+        meta = now
+    runs = {ch: run for ch, run in old_meta.get("runs", {}).items() if ch not in replaced}
+    for ch in sorted(replaced):
+        runs[ch] = {k: now[k] for k in RUN_KEYS}
+        runs[ch]["seconds"] = round(seconds.get(ch, 0), 1)
+    meta.pop("runs", None)
+    meta["runs"] = dict(sorted(runs.items()))
     with open(base + ".json", "w") as f:
         json.dump({"meta": meta, "records": merged}, f, indent=1)
         f.write("\n")
@@ -169,12 +288,40 @@ def write_results(device, records, ran_chapters):
               "gbps", "pct_of_copy", "vs_prev", "vs_cpu", "vs_vendor", "ok", "extra"]
     with open(base + ".csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow([f"# {k}={v}" for k, v in meta.items()])
+        w.writerow([f"# {k}={json.dumps(v, sort_keys=True) if isinstance(v, dict) or v is None else v}"
+                    for k, v in meta.items()])
         w.writerow(fields)
         for r in merged:
             w.writerow([json.dumps(r["extra"], sort_keys=True) if k == "extra" and k in r else r.get(k, "")
                         for k in fields])
     return base
+
+
+def previous_seconds(device):
+    """Each chapter's wall time in this GPU's last results, for the estimate of what is left."""
+    if not device:
+        return {}
+    try:
+        with open(os.path.join(RESULTS_DIR, slug(device["name"]) + ".json")) as f:
+            runs = json.load(f)["meta"].get("runs", {})
+        return {ch: run["seconds"] for ch, run in runs.items() if run.get("seconds")}
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def estimate_left(programs, k, seconds, before):
+    """Seconds left after the first k programs: the last run's time of each chapter
+    still to come where known, else the mean of the chapters run so far."""
+    if k == 0 and not before:
+        return None
+    mean = sum(seconds.values()) / len(seconds) if seconds else None
+    left = 0.0
+    for name, _ in programs[k:]:
+        t = before.get(name[:2], mean)
+        if t is None:
+            return None
+        left += t
+    return left
 
 
 def main():
@@ -187,19 +334,28 @@ def main():
     programs = [(n, e) for n, e in introspect(args.build_dir) if not only or n[:2] in only]
     device, why = device_query(args.build_dir)
     if device:
+        count = device.get("gpu_count") or 1
         print(f"GPU {device['name']} (sm_{device['cc'].replace('.', '')}), {device['sm_count']} SMs, "
-              f"{device['memory_gb']:.1f} GB, L2 {device['l2_mb']:.1f} MB, driver CUDA {device['driver']}")
+              f"{device['memory_gb']:.1f} GB, L2 {device['l2_mb']:.1f} MB, driver CUDA {device['driver']}"
+              + (f"; {count} GPUs visible, chapters run on device 0 unless they use more" if count > 1 else ""))
         print(f"DRAM bandwidth: {device['theoretical_gbps']:.0f} GB/s theoretical, "
               f"{device['copy_gbps']:.0f} GB/s measured device-to-device copy (the 100% of %copy)")
     else:
         print(f"no GPU: {why.removeprefix('skipped: ')}")
 
-    records, status = [], {}
-    for name, exe in programs:
+    records, status, seconds = [], {}, {}
+    before, start = previous_seconds(device), time.monotonic()
+    for k, (name, exe) in enumerate(programs):
+        left = estimate_left(programs, k, seconds, before)
+        print(f"[{k + 1}/{len(programs)}] {name} (elapsed {duration(time.monotonic() - start)}, "
+              f"est. remaining {duration(left) if left is not None else '?'})", flush=True)
+        t0 = time.monotonic()
         recs, status[name] = run_chapter(name, exe)
+        seconds[name[:2]] = time.monotonic() - t0
         records += recs
         if status[name] != "ok":
             print(f"   {status[name]}")
+    print(f"done in {duration(time.monotonic() - start)}")
     add_ratios(records)
     print_table(records, device)
     print()
@@ -207,7 +363,8 @@ def main():
         if s != "ok":
             print(f"{name}: {s}")
     if device and records:
-        base = write_results(device, records, {n[:2] for n, _ in programs})
+        replaced = {r["chapter"] for r in records}  # a skipped chapter keeps its old records
+        base = write_results(device, records, replaced, seconds, partial=bool(only))
         print(f"results: {os.path.relpath(base, SOURCE_DIR)}.json and .csv "
               f"(python3 docs/generate.py updates the docs from them)")
     elif not device:

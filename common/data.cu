@@ -1,5 +1,6 @@
 // GPU fills: each element is a pure function of (seed, index); see data.h.
 #include "check.h"
+#include "cuda_utils.cuh"
 #include "data.h"
 
 namespace sw {
@@ -8,12 +9,7 @@ namespace {
 constexpr int kFillThreads = 256;
 constexpr int kFillBlocksPerSm = 8;
 
-int fill_blocks() {
-  int device = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms * kFillBlocksPerSm;
-}
+int fill_blocks() { return sm_count() * kFillBlocksPerSm; }
 
 template <class T, class Gen>
 __global__ void fill_kernel(T* out, int64_t n, Gen gen) {

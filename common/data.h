@@ -104,7 +104,6 @@ void poison(void* d, size_t bytes);
 
 // --- host fills (data_host.cpp), in parallel on all cores ------------------------
 void host_fill_floats(float* h, int64_t n, uint64_t seed);
-void host_fill_doubles(double* h, int64_t n, uint64_t seed);
 void host_fill_ints(int32_t* h, int64_t n, uint64_t seed);
 void host_fill_bytes(uint8_t* h, int64_t n, uint64_t seed, ByteSpec spec);
 

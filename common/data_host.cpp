@@ -28,12 +28,6 @@ void host_fill_floats(float* h, int64_t n, uint64_t seed) {
   });
 }
 
-void host_fill_doubles(double* h, int64_t n, uint64_t seed) {
-  parallel_for(n, [=](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) h[i] = double_value(seed, i);
-  });
-}
-
 void host_fill_ints(int32_t* h, int64_t n, uint64_t seed) {
   parallel_for(n, [=](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) h[i] = int_value(seed, i);

@@ -29,6 +29,19 @@ std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::t
 constexpr size_t kCopyBytes = size_t{1} << 30;  // 1 GiB each way: far beyond any L2
 constexpr double kFitMargin = 0.95;             // leave room for the context and libraries
 
+// One device attribute, or 0 where this driver does not report it.
+int attribute(cudaDeviceAttr what, int dev) {
+  int v = 0;
+  if (cudaDeviceGetAttribute(&v, what, dev) != cudaSuccess) {
+    cudaGetLastError();  // clear it: the attribute is optional
+    return 0;
+  }
+  return v;
+}
+
+// A positive count as JSON, or null for 0 (not reported).
+std::string json_or_null(int v) { return v > 0 ? std::to_string(v) : "null"; }
+
 }  // namespace
 
 void require_gpu() {
@@ -77,11 +90,22 @@ DeviceInfo device_info() {
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   d.free_bytes = static_cast<double>(free_b);
   d.total_bytes = static_cast<double>(total_b);
-  // CUDA 13 dropped cudaDeviceProp::memoryClockRate; the attributes remain.
-  int clock_khz = 0, bus_bits = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
-  d.theoretical_gbps = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+  // CUDA 13 dropped cudaDeviceProp::memoryClockRate and clockRate; the attributes remain.
+  const int mem_clock_khz = attribute(cudaDevAttrMemoryClockRate, dev);
+  d.mem_bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, dev);
+  d.theoretical_gbps = 2.0 * mem_clock_khz * 1e3 * (d.mem_bus_bits / 8.0) / 1e9;
+  d.mem_clock_mhz = mem_clock_khz / 1000;
+  d.sm_clock_mhz = attribute(cudaDevAttrClockRate, dev) / 1000;
+  d.warp_size = attribute(cudaDevAttrWarpSize, dev);
+  d.max_threads_per_sm = attribute(cudaDevAttrMaxThreadsPerMultiProcessor, dev);
+  d.max_threads_per_block = attribute(cudaDevAttrMaxThreadsPerBlock, dev);
+  d.max_blocks_per_sm = attribute(cudaDevAttrMaxBlocksPerMultiprocessor, dev);
+  d.regs_per_sm = attribute(cudaDevAttrMaxRegistersPerMultiprocessor, dev);
+  d.regs_per_block = attribute(cudaDevAttrMaxRegistersPerBlock, dev);
+  d.smem_per_sm_bytes = attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
+  d.smem_per_block_bytes = attribute(cudaDevAttrMaxSharedMemoryPerBlock, dev);
+  d.smem_per_block_optin_bytes = attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  CUDA_CHECK(cudaGetDeviceCount(&d.device_count));
   CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
   CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
   return d;
@@ -100,6 +124,34 @@ double measure_copy_gbps(const CommonOptions& opt) {
   return gbps(2.0 * kCopyBytes, t.ms_median);
 }
 
+std::string device_json(const Gpu& gpu) {
+  const DeviceInfo& d = gpu.info;
+  std::string s = "{\"record\":\"device\",\"name\":" + json_quote(d.name) + ",\"cc\":\"" +
+                  std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + "\"";
+  auto add = [&](const char* key, const std::string& value) { s += std::string(",\"") + key + "\":" + value; };
+  add("sm_count", std::to_string(d.sm_count));
+  add("gpu_count", std::to_string(d.device_count));
+  add("memory_gb", json_number(d.total_bytes / 1e9));
+  add("l2_mb", json_number(d.l2_bytes / 1e6));
+  add("theoretical_gbps", json_number(d.theoretical_gbps));
+  add("copy_gbps", json_number(gpu.copy_gbps));
+  add("driver", "\"" + version_text(d.driver_version) + "\"");
+  add("runtime", "\"" + version_text(d.runtime_version) + "\"");
+  add("warp_size", json_or_null(d.warp_size));
+  add("max_threads_per_sm", json_or_null(d.max_threads_per_sm));
+  add("max_threads_per_block", json_or_null(d.max_threads_per_block));
+  add("max_blocks_per_sm", json_or_null(d.max_blocks_per_sm));
+  add("regs_per_sm", json_or_null(d.regs_per_sm));
+  add("regs_per_block", json_or_null(d.regs_per_block));
+  add("smem_per_sm_bytes", json_or_null(d.smem_per_sm_bytes));
+  add("smem_per_block_bytes", json_or_null(d.smem_per_block_bytes));
+  add("smem_per_block_optin_bytes", json_or_null(d.smem_per_block_optin_bytes));
+  add("mem_bus_bits", json_or_null(d.mem_bus_bits));
+  add("mem_clock_mhz", json_or_null(d.mem_clock_mhz));
+  add("sm_clock_mhz", json_or_null(d.sm_clock_mhz));
+  return s + "}";
+}
+
 Gpu start_gpu(const CommonOptions& opt) {
   require_gpu();
   Gpu gpu;
@@ -108,13 +160,7 @@ Gpu start_gpu(const CommonOptions& opt) {
   gpu.copy_gbps = measure_copy_gbps(opt);
   const DeviceInfo& d = gpu.info;
   if (opt.json) {
-    std::printf(
-        "{\"record\":\"device\",\"name\":%s,\"cc\":\"%d.%d\",\"sm_count\":%d,\"memory_gb\":%s,"
-        "\"l2_mb\":%s,\"theoretical_gbps\":%s,\"copy_gbps\":%s,\"driver\":\"%s\",\"runtime\":\"%s\"}\n",
-        json_quote(d.name).c_str(), d.cc_major, d.cc_minor, d.sm_count,
-        json_number(d.total_bytes / 1e9).c_str(), json_number(d.l2_bytes / 1e6).c_str(),
-        json_number(d.theoretical_gbps).c_str(), json_number(gpu.copy_gbps).c_str(),
-        version_text(d.driver_version).c_str(), version_text(d.runtime_version).c_str());
+    std::printf("%s\n", device_json(gpu).c_str());
   } else {
     std::printf("GPU %s (sm_%d%d), %d SMs, %.1f GB, L2 %.1f MB, driver CUDA %s, runtime %s\n",
                 d.name.c_str(), d.cc_major, d.cc_minor, d.sm_count, d.total_bytes / 1e9,

@@ -21,6 +21,16 @@ struct DeviceInfo {
   double l2_bytes = 0;
   double theoretical_gbps = 0;  // 2 (DDR) x memory clock x bus width
   int driver_version = 0, runtime_version = 0;  // e.g. 13000 for 13.0
+  int device_count = 0;                          // CUDA devices visible to this process
+  // Per-SM and per-block limits (cudaDeviceGetAttribute); 0 where the driver
+  // does not report one.
+  int warp_size = 0;
+  int max_threads_per_sm = 0, max_threads_per_block = 0, max_blocks_per_sm = 0;
+  int regs_per_sm = 0, regs_per_block = 0;  // 32-bit registers
+  int smem_per_sm_bytes = 0, smem_per_block_bytes = 0;
+  int smem_per_block_optin_bytes = 0;       // with cudaFuncAttributeMaxDynamicSharedMemorySize
+  int mem_bus_bits = 0;
+  int mem_clock_mhz = 0, sm_clock_mhz = 0;  // peak clocks; 0 where the attribute is gone
 };
 
 struct Gpu {
@@ -33,8 +43,13 @@ struct Gpu {
 // or 1 when the environment has REQUIRE_GPU=1.
 void require_gpu();
 
-// Reads the device's properties (name, SMs, memory, L2, theoretical bandwidth).
+// Reads the device's properties (name, SMs, memory, L2, theoretical bandwidth,
+// per-SM limits).
 DeviceInfo device_info();
+
+// The "device" JSON record: every DeviceInfo field (clocks of 0 as null) and the
+// measured copy bandwidth. device_query --json prints it; the tour keeps it.
+std::string device_json(const Gpu& gpu);
 
 // Median bandwidth of cudaMemcpy device to device, counting read + write bytes.
 double measure_copy_gbps(const CommonOptions& opt);

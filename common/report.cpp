@@ -3,8 +3,62 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <vector>
 
 namespace sw {
+namespace {
+
+// Column widths of the table; the parameters come last, so a long one never
+// pushes the other columns out of line.
+constexpr int kVariantWidth = 34;
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Settings first in this order, then any other key alphabetically.
+constexpr const char* kParamOrder[] = {"threads", "block", "blocks_per_sm", "blocks", "unroll", "vec",
+                                       "copies", "p", "launches"};
+
+// How a key reads in the table.
+std::string param_label(const std::string& key) {
+  if (key == "blocks_per_sm") return "blocks/SM";
+  return key;
+}
+
+// 256, 0.25: plain digits (a block of 1024 reads better as 1024 than as 2^10).
+std::string param_value(double v) {
+  char buf[32];
+  if (v == std::floor(v) && std::fabs(v) < 1e15)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string format_count(int64_t v) {
+  if (v >= 1024 && (v & (v - 1)) == 0) {
+    int k = 0;
+    while ((int64_t{1} << k) < v) ++k;
+    return "2^" + std::to_string(k);
+  }
+  if (v >= 1000000) {
+    int zeros = 0;
+    int64_t m = v;
+    while (m % 10 == 0) m /= 10, ++zeros;
+    if (m < 10 && zeros >= 6) return std::to_string(m) + "e" + std::to_string(zeros);
+  }
+  return std::to_string(v);
+}
+
+bool is_measurement(const std::string& key) {
+  if (key == "value" || key == "error" || key == "bound") return true;
+  for (const char* tail : {"_error", "_bound", "_ms", "_s", "_gbps"})
+    if (ends_with(key, tail)) return true;
+  return false;
+}
 
 std::string json_quote(const std::string& s) {
   std::string out = "\"";
@@ -65,30 +119,65 @@ std::string Report::json(const Result& r) const {
   return s.str();
 }
 
+std::string Report::params(const Result& r) const {
+  std::vector<std::string> parts;
+  if (!r.note.empty()) parts.push_back(r.note);
+  auto in_note = [&](const std::string& text) { return r.note.find(text) != std::string::npos; };
+  auto add = [&](const std::string& key, double v) {
+    if (is_measurement(key)) return;
+    const std::string text = param_label(key) + "=" + param_value(v);
+    if (!in_note(text)) parts.push_back(text);
+  };
+  // rows and cols read as one shape, 16384x16384, unless the note already says it.
+  const auto rows = r.extra.find("rows"), cols = r.extra.find("cols");
+  const bool shape = rows != r.extra.end() && cols != r.extra.end();
+  if (shape) {
+    const std::string text = param_value(rows->second) + "x" + param_value(cols->second);
+    if (!in_note(text)) parts.push_back(text);
+  }
+  for (const char* key : kParamOrder) {
+    const auto it = r.extra.find(key);
+    if (it != r.extra.end()) add(key, it->second);
+  }
+  for (const auto& [key, v] : r.extra) {
+    bool ordered = shape && (key == "rows" || key == "cols");
+    for (const char* k : kParamOrder) ordered = ordered || key == k;
+    if (!ordered) add(key, v);
+  }
+  const auto usual = default_n_.find(r.problem.empty() ? problem_ : r.problem);
+  if (usual != default_n_.end() && usual->second != r.n && !in_note("n=")) parts.push_back("n=" + format_count(r.n));
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : " ") + p;
+  return out;
+}
+
 std::string Report::line(const Result& r) const {
   const double g = gbps(r.bytes, r.timing.ms_median);
   char pct[16] = "-", prev[16] = "-", lib[16] = "-";
   if (copy_gbps_ > 0) std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * g / copy_gbps_);
   if (r.role == "step" && prev_step_gbps_ > 0) std::snprintf(prev, sizeof prev, "%.2fx", g / prev_step_gbps_);
-  if (r.role != "vendor" && vendor_gbps_ > 0) std::snprintf(lib, sizeof lib, "%.2fx", g / vendor_gbps_);
-  std::string name = r.variant;
-  if (!r.note.empty()) name += " (" + r.note + ")";
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%-36s %12lld %10.4f %10.4f %9.1f %7s %7s %7s  %s", name.c_str(),
-                static_cast<long long>(r.n), r.timing.ms_median, r.timing.ms_min, g, pct, prev, lib,
-                r.ok ? "ok" : "FAILED");
-  return buf;
+  const auto vendor = vendor_gbps_.find(vendor_key(r));  // the library on the same problem, n and input
+  if (r.role != "vendor" && vendor != vendor_gbps_.end() && vendor->second > 0)
+    std::snprintf(lib, sizeof lib, "%.2fx", g / vendor->second);
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-*s %-12s %10s %10.4f %10.4f %9.1f %7s %7s %7s  %-6s  %s", kVariantWidth,
+                r.variant.c_str(), r.role.c_str(), format_count(r.n).c_str(), r.timing.ms_median, r.timing.ms_min, g,
+                pct, prev, lib, r.ok ? "ok" : "FAILED", params(r).c_str());
+  std::string text = buf;
+  text.erase(text.find_last_not_of(' ') + 1);  // no trailing blanks when there are no parameters
+  return text;
 }
 
 void Report::add(const Result& r) {
+  default_n_.emplace(r.problem.empty() ? problem_ : r.problem, r.n);  // the first row sets the usual n
   if (!r.ok) ++failures_;
   ++checks_;
   if (opt_.json) {
     std::printf("%s\n", json(r).c_str());
   } else {
     if (!header_done_) {
-      std::printf("%-36s %12s %10s %10s %9s %7s %7s %7s  %s\n", "variant", "n", "median ms",
-                  "min ms", "GB/s", "%copy", "vs prev", "vs lib", "check");
+      std::printf("%-*s %-12s %10s %10s %10s %9s %7s %7s %7s  %-6s  %s\n", kVariantWidth, "variant", "role", "n",
+                  "median ms", "min ms", "GB/s", "%copy", "vs prev", "vs lib", "check", "parameters");
       header_done_ = true;
     }
     std::printf("%s\n", line(r).c_str());
@@ -96,7 +185,11 @@ void Report::add(const Result& r) {
   std::fflush(stdout);
   const double g = gbps(r.bytes, r.timing.ms_median);
   if (r.role == "step") prev_step_gbps_ = g;
-  if (r.role == "vendor") vendor_gbps_ = g;
+  if (r.role == "vendor") vendor_gbps_[vendor_key(r)] = g;
+}
+
+std::string Report::vendor_key(const Result& r) const {
+  return (r.problem.empty() ? problem_ : r.problem) + "|" + std::to_string(r.n) + "|" + r.note;
 }
 
 void Report::check(bool ok, const std::string& what, const std::string& detail) {

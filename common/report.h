@@ -5,6 +5,12 @@
 //   report.add({"shuffle", n, bytes, timing, ok});        // role "step"
 //   report.check(ok, "shuffle n=257 block=128");          // --verify-only lines
 //   return report.exit_code();                            // 1 if anything failed
+//
+// The table's last column, "parameters", says what tells a row apart: the note,
+// then the extra values that are settings rather than measurements, then n when
+// it differs from the problem's usual size. {note "uniform", extra {block 256,
+// blocks_per_sm 16, rel_error 3e-8}, n 2^20 where 2^28 is usual} prints
+// "uniform block=256 blocks/SM=16 n=2^20". See params() and is_measurement().
 #pragma once
 
 #include <cstdint>
@@ -24,10 +30,14 @@ struct Result {
   Timing timing;
   bool ok = false;      // the check against the CPU reference passed
   // "step": a stage of the tutorial; "vendor": CUB or cuBLAS; "ceiling": the copy;
-  // "cpu": a host baseline; "sweep": one point of a parameter sweep;
-  // "anti-example": kept to show what not to do.
+  // "cpu": a host baseline on all cores (what "vs CPU" compares with);
+  // "lesson": a row that teaches (e.g. the one-core CPU loops); "sweep": one
+  // point of a parameter sweep; "anti-example": kept to show what not to do.
   std::string role = "step";
-  std::map<std::string, double> extra;  // e.g. {"blocks_per_sm", 16}, {"rel_error", 3e-8}
+  // Settings that tell the row apart, e.g. {"block", 256}, {"blocks_per_sm", 16},
+  // {"threads", 64}, and measurements, e.g. {"rel_error", 3e-8}: the table shows
+  // the settings only (see is_measurement), the JSON record all of them.
+  std::map<std::string, double> extra;
   std::string note;                     // short free text, e.g. the distribution
   std::string problem;                  // overrides the report's problem when set
 };
@@ -45,8 +55,13 @@ class Report {
   // Prints a free note line (prefixed "# ", or a JSON "note" record).
   void note(const std::string& text);
 
+  // The usual n of a problem (of the report's own problem in the first form).
+  // Rows of another n say "n=..." in their parameters. Unset, the first row of
+  // each problem sets it.
+  void set_default_n(int64_t n) { default_n_[problem_] = n; }
+  void set_default_n(const std::string& problem, int64_t n) { default_n_[problem] = n; }
+
   int failures() const { return failures_; }
-  int checks() const { return checks_; }
   // Prints "<chapter>: N checks, M failed" after a sweep and returns 0 or 1.
   int exit_code() const;
 
@@ -54,19 +69,34 @@ class Report {
   std::string json(const Result& result) const;
   // Formats one result as its table line (exposed for tests).
   std::string line(const Result& result) const;
+  // The parameters column of one result, e.g. "uniform block=256 blocks/SM=16".
+  std::string params(const Result& result) const;
 
  private:
   CommonOptions opt_;
   double copy_gbps_;
   std::string chapter_, problem_;
   bool header_done_ = false;
-  double prev_step_gbps_ = 0, vendor_gbps_ = 0;
+  std::map<std::string, int64_t> default_n_;  // problem -> its usual n
+  double prev_step_gbps_ = 0;
+  std::map<std::string, double> vendor_gbps_;  // by vendor_key(): problem, n and note
+  std::string vendor_key(const Result& r) const;
   int failures_ = 0, checks_ = 0;
 };
 
 // JSON string literal with escapes.
 std::string json_quote(const std::string& s);
-// A number as JSON: up to 6 significant digits; non-finite becomes null.
+// A number as JSON: up to 12 significant digits; non-finite becomes null.
 std::string json_number(double v);
+
+// A count as a reader takes it in: 2^20 for powers of two from 1024 on, 1e8 for
+// one digit followed by six or more zeros, otherwise the digits (1000003).
+std::string format_count(int64_t v);
+
+// True for extra keys that hold a measurement, not a setting: "value", "error",
+// "bound", and names ending in _error, _bound, _ms, _s or _gbps ("rel_error",
+// "kernel_ms", "copy_gbps"). The table's parameters leave these out; every other
+// key is a setting and shows ("block", "blocks_per_sm", "threads", "p", "copies").
+bool is_measurement(const std::string& key);
 
 }  // namespace sw

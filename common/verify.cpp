@@ -10,16 +10,15 @@
 namespace sw {
 namespace {
 
-template <class Acc>
-Acc pairwise(const float* x, int64_t n) {
-  constexpr int64_t kLeaf = 128;  // plain loop below this; the depth stays log2(n/128)+128
+double pairwise(const float* x, int64_t n) {
+  constexpr int64_t kLeaf = 128;  // plain loop below this
   if (n <= kLeaf) {
-    Acc s = 0;
-    for (int64_t i = 0; i < n; ++i) s += static_cast<Acc>(x[i]);
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += x[i];
     return s;
   }
   const int64_t half = n / 2;
-  return pairwise<Acc>(x, half) + pairwise<Acc>(x + half, n - half);
+  return pairwise(x, half) + pairwise(x + half, n - half);
 }
 
 template <class T>
@@ -34,12 +33,6 @@ void print_value(const T& v) {
 
 }  // namespace
 
-double sum_double(const float* x, int64_t n) {
-  double s = 0;
-  for (int64_t i = 0; i < n; ++i) s += x[i];
-  return s;
-}
-
 double sum_pairwise_double(const float* x, int64_t n) {
   // Pairwise over chunks in parallel, then the chunk sums in order (few of them).
   std::vector<double> part(64, 0.0);
@@ -47,9 +40,9 @@ double sum_pairwise_double(const float* x, int64_t n) {
   parallel_for(chunks, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t lo = n * c / chunks, hi = n * (c + 1) / chunks;
-      part[c] = pairwise<double>(x + lo, hi - lo);
+      part[c] = pairwise(x + lo, hi - lo);
     }
-  });
+  }, /*grain=*/1);  // each item is a chunk
   double s = 0;
   for (int64_t c = 0; c < chunks; ++c) s += part[c];
   return s;
@@ -64,31 +57,11 @@ double sum_abs_double(const float* x, int64_t n) {
       for (int64_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) s += std::fabs(x[i]);
       part[c] = s;
     }
-  });
+  }, /*grain=*/1);  // each item is a chunk
   double s = 0;
   for (int64_t c = 0; c < chunks; ++c) s += part[c];
   return s;
 }
-
-float sum_float(const float* x, int64_t n) {
-  float s = 0;
-  for (int64_t i = 0; i < n; ++i) s += x[i];
-  return s;
-}
-
-float sum_kahan_float(const float* x, int64_t n) {
-  // Correct only without -ffast-math, which would simplify c to zero.
-  float s = 0, c = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float y = x[i] - c;
-    const float t = s + y;
-    c = (t - s) - y;
-    s = t;
-  }
-  return s;
-}
-
-float sum_pairwise_float(const float* x, int64_t n) { return pairwise<float>(x, n); }
 
 double float_gamma(int64_t k) {
   const double ku = static_cast<double>(k) * kFloatUnitRoundoff;
@@ -118,17 +91,8 @@ SumCheck check_sum(double got, double ref, double abs_sum, int64_t depth, int64_
 }
 
 void histogram_cpu(const uint8_t* bytes, int64_t n, uint64_t bins[256]) {
-  // Four sub-histograms break the store-to-load chain on runs of equal bytes.
-  std::vector<uint64_t> sub(4 * 256, 0);
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    ++sub[bytes[i]];
-    ++sub[256 + bytes[i + 1]];
-    ++sub[512 + bytes[i + 2]];
-    ++sub[768 + bytes[i + 3]];
-  }
-  for (; i < n; ++i) ++sub[bytes[i]];
-  for (int b = 0; b < 256; ++b) bins[b] = sub[b] + sub[256 + b] + sub[512 + b] + sub[768 + b];
+  for (int b = 0; b < 256; ++b) bins[b] = 0;
+  for (int64_t i = 0; i < n; ++i) ++bins[bytes[i]];
 }
 
 template <class T>

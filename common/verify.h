@@ -13,12 +13,10 @@
 namespace sw {
 
 // --- sums ---------------------------------------------------------------------
-double sum_double(const float* x, int64_t n);          // one double accumulator, in order
-double sum_pairwise_double(const float* x, int64_t n); // the reference: pairwise in double
-double sum_abs_double(const float* x, int64_t n);      // sum of |x_i|, for the error bound
-float sum_float(const float* x, int64_t n);            // one float accumulator, in order
-float sum_kahan_float(const float* x, int64_t n);      // compensated, in float
-float sum_pairwise_float(const float* x, int64_t n);   // pairwise, in float
+// The loops that chapter 01 teaches (float, Kahan, pairwise, double, on one core
+// and on all) live in chapters/01_cpu_baseline; these are the references.
+double sum_pairwise_double(const float* x, int64_t n); // the reference: pairwise in double, all cores
+double sum_abs_double(const float* x, int64_t n);      // sum of |x_i|, for the error bound, all cores
 
 // Unit roundoff of float: 2^-24.
 constexpr double kFloatUnitRoundoff = 1.0 / 16777216.0;
@@ -44,23 +42,9 @@ struct SumCheck {
 // NaN or infinity never passes.
 SumCheck check_sum(double got, double ref, double abs_sum, int64_t depth, int64_t n);
 
-// --- histograms and transposes ------------------------------------------------
+// --- histograms ----------------------------------------------------------------
+// The reference: one count per byte, the plainest loop (chapter 01 times faster ones).
 void histogram_cpu(const uint8_t* bytes, int64_t n, uint64_t bins[256]);
-
-template <class T>
-void transpose_cpu(const T* in, T* out, int64_t rows, int64_t cols) {
-  // in is rows x cols, out is cols x rows, both row-major. Blocked so that a
-  // 32 x 32 tile of each stays in L1 while it is read and written.
-  constexpr int64_t kBlock = 32;
-  for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
-    const int64_t r1 = r0 + kBlock < rows ? r0 + kBlock : rows;
-    for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
-      const int64_t c1 = c0 + kBlock < cols ? c0 + kBlock : cols;
-      for (int64_t c = c0; c < c1; ++c)
-        for (int64_t r = r0; r < r1; ++r) out[c * rows + r] = in[r * cols + c];
-    }
-  }
-}
 
 // Exact comparison, bit for bit for floating point (so a NaN never matches).
 // Prints the first `max_print` mismatches as "<what>[i]: got X, want Y" and

@@ -56,3 +56,62 @@ TEST_CASE("a report with no checks fails: a test that checks nothing is a defect
   report.check(true, "something");
   CHECK(report.exit_code() == 0);
 }
+
+TEST_CASE("counts read as a person writes them") {
+  CHECK(sw::format_count(1) == "1");
+  CHECK(sw::format_count(1000) == "1000");
+  CHECK(sw::format_count(1024) == "2^10");
+  CHECK(sw::format_count(int64_t{1} << 28) == "2^28");
+  CHECK(sw::format_count(100000000) == "1e8");
+  CHECK(sw::format_count(1000003) == "1000003");
+  CHECK(sw::format_count(16384 + 1) == "16385");
+}
+
+TEST_CASE("settings show as parameters, measurements do not") {
+  for (const char* key : {"value", "rel_error", "rel_bound", "kernel_ms", "copy_gbps", "error", "bound"}) {
+    CAPTURE(key);
+    CHECK(sw::is_measurement(key));
+  }
+  for (const char* key : {"block", "blocks_per_sm", "blocks", "threads", "p", "copies", "unroll", "rows"}) {
+    CAPTURE(key);
+    CHECK_FALSE(sw::is_measurement(key));
+  }
+}
+
+TEST_CASE("the parameters column tells rows apart") {
+  sw::CommonOptions opt;
+  sw::Report report(opt, 1000.0, "06", "sum");
+  sw::Result r{"two-pass", int64_t{1} << 28, 4.0 * (1 << 28), {1.0, 1.0, 1}, true};
+  r.extra = {{"blocks_per_sm", 16}, {"block", 256}, {"rel_error", 3e-8}};
+  r.note = "uniform";
+  report.add(r);  // the first row of "sum" sets its usual n
+  CHECK(report.params(r) == "uniform block=256 blocks/SM=16");
+  r.n = 1 << 20;
+  CHECK(report.params(r) == "uniform block=256 blocks/SM=16 n=2^20");
+  r.note = "n=2^20";  // already said: not twice
+  CHECK(report.params(r) == "n=2^20 block=256 blocks/SM=16");
+  sw::Result t{"copy", 1 << 22, 0, {1.0, 1.0, 1}, true, "ceiling"};
+  t.problem = "transpose";
+  t.extra = {{"rows", 2048}, {"cols", 2048}, {"launches", 20}, {"threads", 8}, {"zeta", 0.5}};
+  CHECK(report.params(t) == "2048x2048 threads=8 launches=20 zeta=0.5");  // no usual n for transpose yet
+  t.note = "2048x2048";
+  CHECK(report.params(t) == "2048x2048 threads=8 launches=20 zeta=0.5");
+  report.set_default_n("transpose", int64_t{1} << 28);
+  CHECK(report.params(t) == "2048x2048 threads=8 launches=20 zeta=0.5 n=2^22");
+}
+
+TEST_CASE("table columns line up, whatever the parameters") {
+  sw::CommonOptions opt;
+  sw::Report report(opt, 1000.0, "08", "histogram");
+  sw::Result a{"a", 1000, 1e9, {1.0, 1.0, 1}, true};
+  sw::Result b{"a-much-longer-variant-name", int64_t{1} << 30, 1e9, {123.25, 100.5, 20}, false, "anti-example"};
+  b.extra = {{"block", 1024}, {"p", 0.25}};
+  b.note = "mix-0.25";
+  const std::string la = report.line(a), lb = report.line(b);
+  // "ok" and "FAILED" start at the same column; the parameters after them too.
+  CHECK(la.find("ok") == lb.find("FAILED"));
+  CHECK(lb.find("mix-0.25 block=1024 p=0.25") == la.find("ok") + 8);
+  CHECK(la.back() == 'k');  // no trailing blanks
+  CHECK(lb.find("anti-example") != std::string::npos);
+  CHECK(lb.find("2^30") != std::string::npos);
+}
