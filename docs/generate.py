@@ -1,29 +1,50 @@
 #!/usr/bin/env python3
-"""Fill the tables, numbers and plots in README.md and docs/*.md from docs/results/.
+"""Fill the tables, numbers, code and plots in README.md and docs/*.md.
 
     python3 docs/generate.py           # rewrite the generated blocks (and plots, with matplotlib)
     python3 docs/generate.py --check   # exit 1 if any block differs from what would be written
 
-Nobody types a measured number: prose and tables hold markers whose bodies this
-script writes from the results files that GPU runs of the tour produced.
+Nobody types a measured number or copies code by hand: prose holds markers whose
+bodies this script writes from docs/results/*.json (one file per GPU model, written
+by the tour), from docs/evidence/ and from the chapter sources.
 
-    <!-- results: chapter=05 -->                      a table of records
-    <!-- end results -->
+    <!-- results: chapter=05 -->...<!-- end results -->          a table of records
     <!-- value: chapter=06 variant=cub field=gbps --><!-- end value -->   one number
-    <!-- value: device=copy_gbps --><!-- end value -->                    a device figure
+    <!-- value: device=copy_gbps --><!-- end value -->            a figure of the device (results meta)
+    <!-- value: expr="a.ms_median * 1000" a.chapter=06 a.variant=cub fmt=.1f --><!-- end value -->
     <!-- plot: chapter=06 role=sweep x=extra.blocks_per_sm file=06_blocks.png --><!-- end plot -->
+    <!-- device: keys=sm_count,max_threads_per_sm --><!-- end device -->   a table, one column per GPU
+    <!-- code: file=chapters/03_reduce_shared/03_reduce_shared.cu names=reduce_sequential --><!-- end code -->
+    <!-- quote: file=docs/evidence/11_transpose_padded_sass.txt --><!-- end quote -->
+
+GPUs. Each docs/results/<gpu>.json is one GPU model. Markers read the primary GPU
+(PRIMARY below, else the newest file) unless they say gpu=<file name, or its
+start: gpu=nvidia-h100 finds nvidia-h100-80gb-hbm3.json>. A results
+table shows the primary GPU's table and every other GPU's table in a collapsed
+<details> block (gpu=<name> shows that one only); per_gpu=gbps,pct_of_copy lays
+the GPUs side by side instead, with those columns repeated per GPU.
 
 Filters: chapter or chapters (05, 02-06, 07,08), role, problem, variant, note, n
-(comma lists); gpu=<results file name> picks a results file (default: the newest).
-Tables: cols=chapter,variant,note,n,ms_median,ms_min,gbps,pct_of_copy,vs_prev,vs_cpu,
-vs_vendor,ok,extra.<key>; best=1 keeps the fastest record per chapter and input.
-Values: field=gbps|ms_median|ms_min|pct_of_copy|vs_prev|vs_cpu|vs_vendor|n|extra.<key>.
-Plots: kind=line (x=, y=gbps, series=variant) or kind=bar (one bar per record);
-lines=copy,vendor draws the measured copy ceiling and the library's result.
+(comma lists), extra.<key>=<value>; best=1 keeps the fastest record per chapter
+and input. Tables: cols=chapter,variant,note,n,ms_median,ms_min,us_median,gbps,pct_of_copy,
+vs_prev,vs_cpu,vs_vendor,ok,extra.<key>; or pivot=variant rows=n value=us_median
+(one row per n, one column per variant). Values: field=gbps|ms_median|...|extra.<key>.
+Expressions (expr=): records a., b., c. chosen by prefixed filters, device
+figures by name (copy_gbps, sm_count, ...), evidence figures by
+ev(file, metric, name=, section=, index=); fmt= is a Python format spec.
+Plots: kind=line (x=, y=gbps, series=variant, logx=1, logy=1, gpus=all) or
+kind=bar; lines=copy,vendor draws the measured copy ceiling and the library;
+hlines=<variant> draws that record (any role) as a horizontal line.
+
+Missing data never crashes the docs: a value whose record (or GPU file, or
+evidence file) does not exist yet renders as "—", a table or plot as "not
+measured yet", and every such marker is listed in a warning. A code marker whose
+file or function does not exist is an error: the docs-tables-current test fails.
 """
 import argparse
 import glob
 import json
+import math
 import os
 import re
 import shlex
@@ -32,18 +53,67 @@ import sys
 DOCS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(DOCS)
 RESULTS = os.path.join(DOCS, "results")
+EVIDENCE = os.path.join(DOCS, "evidence")
 PLOTS = os.path.join(DOCS, "plots")
-MARKER = re.compile(r"<!-- (results|value|plot): (.*?) -->(.*?)<!-- end \1 -->", re.S)
+PRIMARY = "nvidia-h200"  # the GPU the prose is written against; markers may name another with gpu=
+KINDS = "results|value|plot|device|code|quote"
+MARKER = re.compile(r"<!-- (" + KINDS + r"): (.*?) -->(.*?)<!-- end \1 -->", re.S)
 DEFAULT_ROLES = ("ceiling", "cpu", "vendor", "step", "anti-example")
+ALL_ROLES = DEFAULT_ROLES + ("sweep", "lesson")
+MISSING = "—"
 HEADERS = {"chapter": "ch", "variant": "variant", "role": "role", "note": "input", "n": "n",
            "problem": "problem", "bytes": "MB moved", "ms_median": "median ms", "ms_min": "min ms",
-           "gbps": "GB/s", "pct_of_copy": "% of copy", "vs_prev": "vs prev stage", "vs_cpu": "vs CPU",
-           "vs_vendor": "vs library", "ok": "check"}
+           "us_median": "median µs", "gbps": "GB/s", "pct_of_copy": "% of copy", "vs_prev": "vs prev",
+           "vs_cpu": "vs CPU", "vs_vendor": "vs library", "ok": "check"}
+# Rows of the device table: label and how to format. Keys are looked up in the
+# results meta (or its "device" record); the last ones are derived.
+DEVICE_ROWS = {
+    "gpu": ("GPU", str),
+    "cc": ("compute capability", str),
+    "sm_count": ("SMs", "{:,}"),
+    "sm_clock_mhz": ("SM clock (MHz)", "{:,.0f}"),
+    "warp_size": ("threads per warp", "{:,}"),
+    "max_threads_per_block": ("threads per block, at most", "{:,}"),
+    "max_threads_per_sm": ("threads per SM, at most", "{:,}"),
+    "max_warps_per_sm": ("warps per SM, at most", "{:,.0f}"),
+    "max_blocks_per_sm": ("blocks per SM, at most", "{:,}"),
+    "regs_per_sm": ("32-bit registers per SM", "{:,}"),
+    "regs_per_block": ("32-bit registers per block, at most", "{:,}"),
+    "regs_per_thread_full": ("registers per thread at full occupancy", "{:,.0f}"),
+    "smem_per_sm_kib": ("shared memory per SM (KiB)", "{:,.0f}"),
+    "smem_per_block_kib": ("shared memory per block, default limit (KiB)", "{:,.0f}"),
+    "smem_per_block_optin_kib": ("shared memory per block, opt-in limit (KiB)", "{:,.0f}"),
+    "l2_mb": ("L2 cache (MB)", "{:,.1f}"),
+    "memory_gb": ("device memory (GB)", "{:,.0f}"),
+    "mem_bus_bits": ("memory bus width (bits)", "{:,}"),
+    "mem_clock_mhz": ("memory clock (MHz)", "{:,.0f}"),
+    "theoretical_gbps": ("theoretical DRAM bandwidth (GB/s)", "{:,.0f}"),
+    "copy_gbps": ("measured device-to-device copy (GB/s)", "{:,.0f}"),
+    "copy_gbps_per_sm": ("measured copy per SM (GB/s)", "{:,.1f}"),
+    "inflight_kib_per_sm": ("bytes in flight per SM for the copy rate (KiB, at latency_ns)", "{:,.1f}"),
+    "runtime_cuda": ("CUDA runtime", str),
+    "driver_cuda": ("CUDA driver", str),
+    "host_cpu": ("host CPU", str),
+    "host_cores": ("host CPU cores (chapter 01)", "{:,}"),
+}
 
 
 class Failure(Exception):
-    pass
+    """An authoring error: the docs test must fail."""
 
+
+class Missing(Exception):
+    """Data that a later GPU run will provide: render a placeholder and warn."""
+
+
+WARNINGS = []
+
+
+def warn(doc, text):
+    WARNINGS.append(f"{os.path.relpath(doc, ROOT)}: {text}")
+
+
+# --- results files ---------------------------------------------------------------------
 
 def load_results():
     files = {}
@@ -52,6 +122,65 @@ def load_results():
             files[os.path.splitext(os.path.basename(path))[0]] = json.load(f)
     return files
 
+
+def gpu_order(results):
+    """The primary GPU first, then the others by name."""
+    names = sorted(results)
+    primary = PRIMARY if PRIMARY in results else (
+        max(names, key=lambda k: results[k]["meta"].get("date", "")) if names else None)
+    return ([primary] if primary else []) + [n for n in names if n != primary]
+
+
+def resolve_gpu(name, results):
+    """A results file by name, or by the start of its name: gpu=nvidia-h100 finds
+    nvidia-h100-80gb-hbm3.json. None when there is no such file (yet)."""
+    if name in results:
+        return name
+    matches = [k for k in results if k.startswith(name)]
+    if len(matches) > 1:
+        raise Failure(f"gpu={name} matches {len(matches)} results files: {matches}")
+    return matches[0] if matches else None
+
+
+def short_gpu(data):
+    name = data["meta"].get("gpu", "?")
+    m = re.search(r"\b([A-Z]+\d+[A-Za-z]*)\b", name.replace("NVIDIA", ""))
+    return m.group(1) if m else name
+
+
+def meta_get(data, key):
+    """A device figure: from the meta, its device record, or derived from them."""
+    m = data["meta"]
+    dev = m.get("device", {}) if isinstance(m.get("device"), dict) else {}
+
+    def raw(k):
+        if k in m and m[k] is not None:
+            return m[k]
+        if k in dev and dev[k] is not None:
+            return dev[k]
+        raise Missing(f"device figure {k!r} is not in the results meta of {m.get('gpu', '?')}")
+
+    derived = {
+        "max_warps_per_sm": lambda: raw("max_threads_per_sm") / raw("warp_size"),
+        "regs_per_thread_full": lambda: raw("regs_per_sm") / raw("max_threads_per_sm"),
+        "smem_per_sm_kib": lambda: raw("smem_per_sm_bytes") / 1024,
+        "smem_per_block_kib": lambda: raw("smem_per_block_bytes") / 1024,
+        "smem_per_block_optin_kib": lambda: raw("smem_per_block_optin_bytes") / 1024,
+        "copy_gbps_per_sm": lambda: raw("copy_gbps") / raw("sm_count"),
+    }
+    aliases = {"name": "gpu", "runtime": "runtime_cuda", "driver": "driver_cuda"}
+    key = aliases.get(key, key)
+    if key in derived:
+        return derived[key]()
+    return raw(key)
+
+
+def inflight_kib(data, latency_ns):
+    """Little's law: the bytes each SM must keep in flight to sustain the copy rate."""
+    return meta_get(data, "copy_gbps") * 1e9 * latency_ns * 1e-9 / meta_get(data, "sm_count") / 1024
+
+
+# --- selecting records -----------------------------------------------------------------
 
 def parse_attrs(text):
     attrs = {}
@@ -78,6 +207,7 @@ def select(records, attrs, default_roles=DEFAULT_ROLES):
     chapters = chapter_set(attrs.get("chapter", attrs.get("chapters", ""))) if (
         "chapter" in attrs or "chapters" in attrs) else None
     roles = attrs["role"].split(",") if "role" in attrs else default_roles
+    extras = {k[6:]: v.split(",") for k, v in attrs.items() if k.startswith("extra.")}
     out = []
     for r in records:
         if chapters is not None and r["chapter"] not in chapters:
@@ -92,6 +222,8 @@ def select(records, attrs, default_roles=DEFAULT_ROLES):
             continue
         if "n" in attrs and str(r["n"]) not in attrs["n"].split(","):
             continue
+        if any(not same_value(r.get("extra", {}).get(k), v) for k, v in extras.items()):
+            continue
         out.append(r)
     if attrs.get("best") == "1":
         best = {}
@@ -103,15 +235,45 @@ def select(records, attrs, default_roles=DEFAULT_ROLES):
     return out
 
 
-def get(record, field):
+def same_value(have, wanted):
+    """extra.<key>=1,2,4 matches 1, 1.0 and "1"."""
+    for w in wanted:
+        try:
+            if have is not None and float(have) == float(w):
+                return True
+        except (TypeError, ValueError):
+            if str(have) == w:
+                return True
+    return False
+
+
+def cpu_sizes(data):
+    """problem -> the sizes its CPU baselines ran at."""
+    sizes = {}
+    for r in data["records"]:
+        if r["role"] == "cpu":
+            sizes.setdefault(r["problem"], set()).add(r["n"])
+    return sizes
+
+
+def get(record, field, data=None):
     if field.startswith("extra."):
         return record.get("extra", {}).get(field[6:])
+    if field == "us_median":
+        v = record.get("ms_median")
+        return None if v is None else v * 1000
+    if field == "vs_cpu" and data is not None:
+        # A throughput ratio only means something at the same size: a launch-bound
+        # 2^20 row divided by a 2^28 CPU rate does not.
+        sizes = cpu_sizes(data).get(record["problem"])
+        if sizes is not None and record["n"] not in sizes:
+            return None
     return record.get(field)
 
 
 def fmt(field, v):
     if v is None or v == "":
-        return "-"
+        return MISSING
     if field == "ok":
         return "ok" if v else "FAILED"
     if field == "n":
@@ -122,12 +284,16 @@ def fmt(field, v):
         return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
     if field in ("ms_median", "ms_min"):
         return f"{v:.4g}"
+    if field == "us_median":
+        return f"{v:,.1f}" if v < 1000 else f"{v:,.0f}"
     if field == "pct_of_copy":
         return f"{v:.1f}%"
     if field.startswith("vs_"):
         return f"{v:.0f}x" if v >= 100 else f"{v:.1f}x" if v >= 10 else f"{v:.2f}x" if v >= 0.1 else f"{v:.2g}x"
     if field == "extra.value":
         return f"{v:,.2f}"
+    if field in ("sm_count", "l2_mb", "memory_gb"):
+        return f"{v:,.1f}" if isinstance(v, float) and not v.is_integer() else f"{int(v):,}"
     if isinstance(v, float):
         return f"{v:.3g}"
     return str(v)
@@ -140,133 +306,497 @@ def source_line(name, data, doc_path):
             f"measured copy ceiling {fmt('gbps', m['copy_gbps'])} GB/s. Source: [{link}]({link}).*")
 
 
-def table(attrs, name, data, doc_path):
-    rows = select(data["records"], attrs)
-    if not rows:
-        raise Failure(f"no records match {attrs}")
-    if "cols" in attrs:
-        cols = attrs["cols"].split(",")
-    else:
-        cols = []
-        if len({r["chapter"] for r in rows}) > 1:
-            cols.append("chapter")
-        cols.append("variant")
-        if any(r.get("note") for r in rows):
-            cols.append("note")
-        extras = sorted({k for r in rows for k in r.get("extra", {})}) if "role" in attrs else []
-        cols += ["n", "ms_median", "gbps", "pct_of_copy"] + [f"extra.{k}" for k in extras]
-        cols += [c for c in ("vs_prev", "vs_cpu", "vs_vendor") if any(c in r for r in rows)]
-        cols.append("ok")
+# --- results tables --------------------------------------------------------------------
+
+def default_cols(rows, attrs):
+    cols = []
+    if len({r["chapter"] for r in rows}) > 1:
+        cols.append("chapter")
+    cols.append("variant")
+    if any(r.get("note") for r in rows):
+        cols.append("note")
+    extras = sorted({k for r in rows for k in r.get("extra", {})}) if "role" in attrs else []
+    cols += ["n", "ms_median", "gbps", "pct_of_copy"] + [f"extra.{k}" for k in extras]
+    cols += [c for c in ("vs_prev", "vs_cpu", "vs_vendor") if any(c in r for r in rows)]
+    cols.append("ok")
+    return cols
+
+
+def align(c):
+    return "---" if c in ("chapter", "variant", "note", "role", "problem") else "---:"
+
+
+def one_table(rows, cols, data):
     head = [HEADERS.get(c, c.removeprefix("extra.")) for c in cols]
-    lines = ["| " + " | ".join(head) + " |",
-             "|" + "|".join("---" if c in ("chapter", "variant", "note", "role", "problem") else "---:"
-                            for c in cols) + "|"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align(c) for c in cols) + "|"]
     for r in rows:
-        lines.append("| " + " | ".join(fmt(c, get(r, c)) for c in cols) + " |")
-    return "\n" + "\n".join(lines) + "\n\n" + source_line(name, data, doc_path) + "\n"
+        lines.append("| " + " | ".join(fmt(c, get(r, c, data)) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def pivot_table(rows, attrs, data):
+    """rows=<field> down, pivot=<field> across, value=<field> in the cells."""
+    down, across, cell = attrs.get("rows", "n"), attrs["pivot"], attrs.get("value", "gbps")
+    keys = list(dict.fromkeys(get(r, down) for r in rows))
+    heads = list(dict.fromkeys(str(get(r, across)) for r in rows))
+    cells = {(get(r, down), str(get(r, across))): get(r, cell, data) for r in rows}
+    lines = ["| " + " | ".join([HEADERS.get(down, down.removeprefix("extra."))] + heads) + " |",
+             "|" + "|".join([align(down)] + ["---:"] * len(heads)) + "|"]
+    for k in keys:
+        lines.append("| " + " | ".join([fmt(down, k)] + [fmt(cell, cells.get((k, h))) for h in heads]) + " |")
+    unit = HEADERS.get(cell, cell.removeprefix("extra."))
+    return "\n".join(lines) + f"\n\n*Cells: {unit}.*"
+
+
+def results_block(attrs, results, order, doc_path):
+    if "per_gpu" in attrs:
+        return side_by_side(attrs, results, order, doc_path)
+    names = [resolve_gpu(attrs["gpu"], results)] if "gpu" in attrs else order
+    parts, shown = [], 0
+    for name in names:
+        if name not in results:
+            continue
+        data = results[name]
+        rows = select(data["records"], attrs)
+        if not rows:
+            continue
+        if "pivot" in attrs:
+            body = pivot_table(rows, attrs, data) + "\n\n" + source_line(name, data, doc_path)
+        else:
+            cols = attrs["cols"].split(",") if "cols" in attrs else default_cols(rows, attrs)
+            body = one_table(rows, cols, data) + "\n\n" + source_line(name, data, doc_path)
+        if shown == 0:
+            parts.append("\n" + body + "\n")
+        else:
+            parts.append(f"\n<details><summary>The same on the {data['meta']['gpu']}</summary>\n\n"
+                         + body + "\n\n</details>\n")
+        shown += 1
+    if not shown:
+        raise Missing("no records match")
+    return "".join(parts)
+
+
+def side_by_side(attrs, results, order, doc_path):
+    names = [n for n in order if n in results]
+    fixed = attrs.get("cols", "chapter,variant,note,n").split(",")
+    per = attrs["per_gpu"].split(",")
+    key = lambda r: (r["chapter"], r["problem"], r["variant"], r.get("note", ""), r["n"])  # noqa: E731
+    keys, by_gpu = [], {}
+    for name in names:
+        recs = select(results[name]["records"], attrs)
+        by_gpu[name] = {key(r): r for r in recs}
+        for r in recs:
+            if key(r) not in keys:
+                keys.append(key(r))
+    if not keys:
+        raise Missing("no records match")
+    keys.sort(key=lambda k: k[0])  # by chapter, stable: each file's order within a chapter
+    head = [HEADERS.get(c, c) for c in fixed]
+    cols = list(fixed)
+    for name in names:
+        label = short_gpu(results[name])
+        for c in per:
+            head.append(f"{label} {HEADERS.get(c, c)}")
+            cols.append(c)
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align(c) for c in cols) + "|"]
+    for k in keys:
+        first = next(by_gpu[n][k] for n in names if k in by_gpu[n])
+        cells = [fmt(c, get(first, c)) for c in fixed]
+        for name in names:
+            r = by_gpu[name].get(k)
+            cells += [fmt(c, get(r, c, results[name]) if r else None) for c in per]
+        lines.append("| " + " | ".join(cells) + " |")
+    sources = "\n".join(source_line(n, results[n], doc_path) for n in names)
+    return "\n" + "\n".join(lines) + "\n\n" + sources + "\n"
+
+
+# --- values ----------------------------------------------------------------------------
+
+class Rec:
+    """A record in an expression: a.gbps, a.extra_key (from extra), a.n."""
+
+    def __init__(self, record, label):
+        self._r, self._label = record, label
+
+    def __getattr__(self, k):
+        if k.startswith("_"):
+            raise AttributeError(k)
+        v = self._r.get(k, self._r.get("extra", {}).get(k))
+        if v is None:
+            raise Missing(f"record {self._label} has no {k!r}")
+        return v
+
+
+def pick_one(data, attrs, label):
+    rows = select(data["records"], attrs, default_roles=ALL_ROLES)
+    if len(rows) > 1:
+        raise Failure(f"{label} {attrs} matches {len(rows)} records, not 1")
+    if not rows:
+        raise Missing(f"no record {attrs}")
+    return rows[0]
+
+
+def evaluate(attrs, data):
+    names = {}
+    for p in ("a", "b", "c", "d"):
+        sub = {k[len(p) + 1:]: v for k, v in attrs.items() if k.startswith(p + ".")}
+        if sub:
+            names[p] = Rec(pick_one(data, sub, f"record {p}."), p)
+
+    class Device(dict):
+        def __missing__(self, k):
+            return meta_get(data, k)
+
+    env = Device(names)
+    env.update(ev=evidence_value, log2=math.log2, sqrt=math.sqrt, ceil=math.ceil, min=min, max=max, abs=abs,
+               inflight_kib=lambda ns: inflight_kib(data, ns))
+    try:
+        return eval(attrs["expr"], {"__builtins__": {}}, env)  # our own docs' expressions
+    except (Missing, Failure):
+        raise
+    except ZeroDivisionError:
+        raise Missing(f"division by zero in {attrs['expr']!r}")
+    except Exception as e:  # a typo in an expression is an authoring error
+        raise Failure(f"expression {attrs['expr']!r}: {e}")
 
 
 def value(attrs, data):
     if "device" in attrs:
-        key = {"name": "gpu", "copy_gbps": "copy_gbps", "theoretical_gbps": "theoretical_gbps",
-               "sm_count": "sm_count", "l2_mb": "l2_mb", "memory_gb": "memory_gb",
-               "date": "date", "runtime": "runtime_cuda", "driver": "driver_cuda",
-               "host_cpu": "host_cpu"}[attrs["device"]]
-        return fmt(attrs["device"], data["meta"][key])
+        k = attrs["device"]
+        v = meta_get(data, k)
+        spec = DEVICE_ROWS.get({"name": "gpu", "runtime": "runtime_cuda", "driver": "driver_cuda"}.get(k, k))
+        if k in ("copy_gbps", "theoretical_gbps", "sm_count", "l2_mb", "memory_gb") or spec is None:
+            return fmt(k, v)
+        return spec[1](v) if spec[1] is str else spec[1].format(v)
+    if "expr" in attrs:
+        v = evaluate(attrs, data)
+        return format(v, attrs["fmt"]) if "fmt" in attrs else fmt("", v)
     field = attrs.get("field", "gbps")
-    rows = select(data["records"], attrs, default_roles=DEFAULT_ROLES + ("sweep", "lesson"))
+    r = pick_one(data, attrs, "value marker")
+    v = get(r, field, data)
+    if v is None:
+        raise Missing(f"record {attrs} has no {field}")
+    return fmt(field, v)
+
+
+# --- the device table ------------------------------------------------------------------
+
+def device_block(attrs, results, order, doc_path):
+    keys = attrs.get("keys", "gpu,sm_count,copy_gbps").split(",")
+    latency = float(attrs.get("latency_ns", "700"))
+    names = [n for n in order if n in results]
+    if not names:
+        raise Missing("no results files")
+    lines = ["| | " + " | ".join(short_gpu(results[n]) for n in names) + " |",
+             "|---|" + "|".join("---:" for _ in names) + "|"]
+    for k in keys:
+        label, form = DEVICE_ROWS.get(k, (k, "{}"))
+        if k == "inflight_kib_per_sm":
+            label = label.replace("latency_ns", f"{latency:.0f} ns")
+        cells = []
+        for n in names:
+            try:
+                v = inflight_kib(results[n], latency) if k == "inflight_kib_per_sm" else meta_get(results[n], k)
+                cells.append(str(v) if form is str else form.format(v))
+            except Missing:
+                cells.append(MISSING)
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    links = ", ".join(f"[{n}.json]({os.path.relpath(os.path.join(RESULTS, n + '.json'), os.path.dirname(doc_path))})"
+                      for n in names)
+    return "\n" + "\n".join(lines) + f"\n\n*From the results files: {links}.*\n"
+
+
+# --- evidence files --------------------------------------------------------------------
+
+_EVIDENCE = {}
+
+
+def parse_evidence(file):
+    """Rows of an evidence file: dicts with section, name, index and metric values.
+
+    Two layouts: tables whose header starts 'variant |' (under '== ...' sections), and
+    Nsight Compute's default output, whose blocks start at a '## name' heading or at a
+    kernel line ('  void ns::kernel<...>(...) (grid)x(block), ...').
+    """
+    if file in _EVIDENCE:
+        return _EVIDENCE[file]
+    path = os.path.join(EVIDENCE, file)
+    if not os.path.exists(path):
+        raise Missing(f"evidence file docs/evidence/{file} does not exist yet")
+    rows, section, header, cur, heading, count = [], "", None, None, None, {}
+    with open(path) as f:
+        for line in f:
+            s = line.rstrip("\n")
+            if s.startswith("== ") or (s.startswith("# ") and not s.startswith("# $")):
+                section, header, cur, heading = s.lstrip("=# ").strip(), None, None, None
+                continue
+            if s.startswith("## "):
+                heading = s[3:].strip()
+                cur = None
+                continue
+            if s.startswith("variant |"):
+                header = [h.strip() for h in s.split("|")]
+                continue
+            if header and " | " in s and not s.startswith(" "):
+                cells = [c.strip() for c in s.split("|")]
+                if len(cells) == len(header):
+                    row = {"section": section, "name": cells[0]}
+                    row.update({h: c for h, c in zip(header[1:], cells[1:])})
+                    rows.append(row)
+                continue
+            m = re.match(r"^\s+(?:void )?(?:[\w:<>]*::)?(\w+)(?:<.*?>)?\(.*\) \(\d+, \d+, \d+\)x\(", s)
+            if m:
+                name = heading or m.group(1)
+                idx = count.get((section, name), 0)
+                count[(section, name)] = idx + 1
+                cur = {"section": section, "name": name, "kernel": m.group(1), "index": idx}
+                rows.append(cur)
+                continue
+            m = re.match(r"^\s+([a-z][\w.]+__[\w.]+)\s+(?:\S+\s+)?([\d,.]+)\s*$", s)
+            if m and cur is not None:
+                cur[m.group(1)] = m.group(2)
+    _EVIDENCE[file] = rows
+    return rows
+
+
+def evidence_value(file, metric, name=None, section=None, index=None, kernel=None):
+    rows = [r for r in parse_evidence(file)
+            if (name is None or r["name"] == name) and (section is None or section in r["section"])
+            and (kernel is None or r.get("kernel") == kernel) and (index is None or r.get("index") == index)]
+    rows = [r for r in rows if metric in r]
     if len(rows) != 1:
-        raise Failure(f"value marker {attrs} matches {len(rows)} records, not 1")
-    return fmt(field, get(rows[0], field))
+        what = f"ev({file!r}, {metric!r}, name={name!r}, section={section!r}, index={index!r})"
+        if not rows:
+            raise Missing(f"{what}: no such figure in the evidence file")
+        raise Failure(f"{what}: {len(rows)} figures match")
+    return float(rows[0][metric].replace(",", ""))
 
 
-def plot(attrs, name, data, doc_path, draw):
+# --- code and quotes -------------------------------------------------------------------
+
+def strip_comments_and_strings(line):
+    line = re.sub(r'"(?:\\.|[^"\\])*"', '""', line)
+    line = re.sub(r"'(?:\\.|[^'\\])'", "''", line)
+    return line.split("//", 1)[0]
+
+
+def extract(path, name):
+    """Every top-level definition of function or struct `name` in `path`, verbatim,
+    with its template and __global__ lines and the comment right above it."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    code = [strip_comments_and_strings(t) for t in lines]
+    sig = re.compile(r"(?:\b(?:struct|class)\s+" + re.escape(name) + r"\b|(?:^|[\w>*&\s)])\s*\b"
+                     + re.escape(name) + r"\s*\()")
+    out, i = [], 0
+    while i < len(lines):
+        # a definition starts at column 0, or continues a column-0 line that is not
+        # a statement (`__global__ void __launch_bounds__(256)` then the name)
+        head = i > 0 and code[i - 1][:1] not in ("", " ", "\t", "#") and code[i - 1].rstrip()[-1:] not in ";{}"
+        if not code[i] or not sig.search(code[i]) or (code[i][0] in " \t#" and not head):
+            i += 1
+            continue
+        j, paren, kind = i, 0, None  # a '{' at parenthesis depth 0 makes it a definition
+        while j < len(lines) and kind is None:
+            for ch in code[j]:
+                paren += (ch == "(") - (ch == ")")
+                if paren == 0 and ch in "{;":
+                    kind = ch
+                    break
+            if kind is None:
+                j += 1
+        if kind != "{":
+            i = j + 1
+            continue
+        depth, k, started = 0, j, False
+        while k < len(lines):
+            for ch in code[k]:
+                if ch == "{":
+                    depth, started = depth + 1, True
+                elif ch == "}":
+                    depth -= 1
+            if started and depth == 0:
+                break
+            k += 1
+        start = i - 1 if code[i][0] in " \t" else i
+        while start > 0 and re.match(r"^(template\s*<|__global__|__device__|__host__|//)", lines[start - 1]):
+            start -= 1
+        out.append("\n".join(lines[start:k + 1]))
+        i = k + 1
+    return out
+
+
+def code_block(attrs, doc_path):
+    rel = attrs["file"]
+    path = os.path.join(ROOT, rel)
+    if not os.path.exists(path):
+        raise Failure(f"code marker: no file {rel}")
+    pieces = []
+    for name in attrs["names"].split(","):
+        found = extract(path, name)
+        if not found:
+            raise Failure(f"code marker: no function or struct {name!r} in {rel}")
+        pieces += found
+    link = os.path.relpath(path, os.path.dirname(doc_path))
+    lang = attrs.get("lang", "cuda")
+    names = ", ".join(f"`{n}`" for n in attrs["names"].split(","))
+    return (f"\n```{lang}\n" + "\n\n".join(pieces) + "\n```\n\n"
+            f"*{names}, copied from [`{rel}`]({link}) by `docs/generate.py`.*\n")
+
+
+def quote_block(attrs, doc_path):
+    rel = attrs["file"]
+    path = os.path.join(ROOT, rel)
+    if not os.path.exists(path):
+        raise Missing(f"{rel} does not exist yet")
+    with open(path) as f:
+        text = f.read().rstrip("\n").split("\n")
+    if "grep" in attrs:
+        keep = re.compile(attrs["grep"])
+        text = [t for t in text if keep.search(t) or t.startswith("#")]
+    limit = int(attrs.get("max_lines", "60"))
+    cut = len(text) - limit
+    text = text[:limit] + ([f"... ({cut} more lines in the file)"] if cut > 0 else [])
+    link = os.path.relpath(path, os.path.dirname(doc_path))
+    return f"\n```text\n" + "\n".join(text) + f"\n```\n\n*From [`{rel}`]({link}).*\n"
+
+
+# --- plots -----------------------------------------------------------------------------
+
+def plot_block(attrs, results, order, doc_path, draw):
     file = attrs["file"]
     title = attrs.get("title", "")
     rel = os.path.relpath(os.path.join(PLOTS, file), os.path.dirname(doc_path))
-    rows = select(data["records"], attrs)
-    if not rows:
-        raise Failure(f"no records match {attrs}")
+    if attrs.get("gpus") == "all":
+        names = [n for n in order if n in results]
+    else:
+        names = [resolve_gpu(attrs["gpu"], results) if "gpu" in attrs else (order[0] if order else None)]
+    series = [(n, select(results[n]["records"], attrs)) for n in names if n in results]
+    series = [(n, rows) for n, rows in series if rows]
+    if not series:
+        raise Missing("no records match")
     if draw:
-        draw_plot(attrs, rows, data, os.path.join(PLOTS, file), title)
-    return f"\n![{title or file}]({rel})\n\n" + source_line(name, data, doc_path) + "\n"
+        draw_plot(attrs, series, results, os.path.join(PLOTS, file), title)
+    sources = "\n".join(source_line(n, results[n], doc_path) for n, _ in series)
+    return f"\n![{title or file}]({rel})\n\n" + sources + "\n"
 
 
-def draw_plot(attrs, rows, data, path, title):
+def draw_plot(attrs, series, results, path, title):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     y = attrs.get("y", "gbps")
+    multi = len(series) > 1
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
-    if attrs.get("kind", "line") == "bar":
-        labels = [f"{r['chapter']} {r['variant']}" + (f"\n{r['note']}" if r.get("note") else "") for r in rows]
-        ax.bar(range(len(rows)), [get(r, y) or 0 for r in rows], color="#4477aa")
-        ax.set_xticks(range(len(rows)), labels, rotation=35, ha="right", fontsize=8)
+    styles = ["-", "--", ":", "-."]
+    for gi, (name, rows) in enumerate(series):
+        data = results[name]
+        tag = f" ({short_gpu(data)})" if multi else ""
+        if attrs.get("kind", "line") == "bar":
+            labels = [f"{r['chapter']} {r['variant']}" + (f"\n{r['note']}" if r.get("note") else "") for r in rows]
+            width = 0.8 / len(series)
+            xs = [i + gi * width for i in range(len(rows))]
+            ax.bar(xs, [get(r, y) or 0 for r in rows], width=width, label=short_gpu(data) if multi else None)
+            ax.set_xticks(range(len(rows)), labels, rotation=35, ha="right", fontsize=8)
+        else:
+            x = attrs["x"]
+            key_field = attrs.get("series", "variant")
+            for key in dict.fromkeys(str(get(r, key_field)) for r in rows):
+                pts = sorted((get(r, x), get(r, y)) for r in rows
+                             if str(get(r, key_field)) == key and get(r, y) is not None)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ls=styles[gi % 4], label=key + tag)
+            ax.set_xlabel(x.removeprefix("extra."))
+            if attrs.get("logx") == "1":
+                ax.set_xscale("log", base=2)
+                if x != "n":  # plain numbers for small counts; 2^k for sizes
+                    from matplotlib.ticker import ScalarFormatter
+                    ax.xaxis.set_major_formatter(ScalarFormatter())
+        lines = attrs.get("lines", "").split(",")
+        if "copy" in lines:
+            ax.axhline(data["meta"]["copy_gbps"], color="gray", ls=styles[gi % 4],
+                       label="device-to-device copy" + tag)
+        if "vendor" in lines:
+            scope = {k: v for k, v in attrs.items() if k in ("chapter", "chapters", "problem", "n")}
+            libs = {}  # one line per library and input: the latest chapter's measurement
+            for r in select(data["records"], {**scope, "role": "vendor"}):
+                if "note" not in attrs or r.get("note", "") == attrs["note"]:
+                    libs[(r["variant"], r.get("note", ""))] = r
+            for (variant, note), r in libs.items():
+                ax.axhline(r["gbps"], color="#cc3311", ls=styles[gi % 4], label=f"{variant} {note}".strip() + tag)
+        for variant in filter(None, attrs.get("hlines", "").split(",")):
+            scope = {k: v for k, v in attrs.items() if k in ("chapter", "chapters", "problem", "note")}
+            for r in select(data["records"], {**scope, "variant": variant}, default_roles=ALL_ROLES)[:1]:
+                ax.axhline(get(r, y), color="black", ls=styles[gi % 4], lw=0.8, label=variant + tag)
+    if attrs.get("logy") == "1":
+        from matplotlib.ticker import FuncFormatter
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     else:
-        x = attrs["x"]
-        series = attrs.get("series", "variant")
-        for key in dict.fromkeys(str(get(r, series)) for r in rows):
-            pts = sorted((get(r, x), get(r, y)) for r in rows if str(get(r, series)) == key)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=key)
-        ax.set_xlabel(x.removeprefix("extra."))
-        if attrs.get("logx") == "1":
-            ax.set_xscale("log", base=2)
-    lines = attrs.get("lines", "").split(",")
-    if "copy" in lines:
-        ax.axhline(data["meta"]["copy_gbps"], color="gray", ls="--", label="device-to-device copy")
-    if "vendor" in lines:
-        scope = {k: v for k, v in attrs.items() if k in ("chapter", "chapters", "problem", "n")}
-        libs = {}  # one line per library and input: the latest chapter's measurement
-        for r in select(data["records"], {**scope, "role": "vendor"}):
-            if "note" not in attrs or r.get("note", "") == attrs["note"]:
-                libs[(r["variant"], r.get("note", ""))] = r
-        for (variant, note), r in libs.items():
-            ax.axhline(r["gbps"], color="#cc3311", ls=":", label=f"{variant} {note}".strip())
-    ax.set_ylim(bottom=0)
-    ax.set_ylabel(HEADERS.get(y, y))
-    ax.set_title(f"{title}\n{data['meta']['gpu']}", fontsize=10)
+        ax.set_ylim(bottom=0)
+    ax.set_ylabel(HEADERS.get(y, y.removeprefix("extra.")))
+    gpus = ", ".join(results[n]["meta"]["gpu"] for n, _ in series)
+    ax.set_title(f"{title}\n{gpus}", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    fig.savefig(path)
+    fig.savefig(path, metadata={"Software": None})
     plt.close(fig)
 
 
+# --- rendering -------------------------------------------------------------------------
+
+def placeholder(kind, why):
+    if kind == "value":
+        return MISSING
+    if kind == "quote":
+        return "\n*Not captured yet: a GPU run writes this file.*\n"
+    return "\n*Not measured yet: a GPU run of the tour fills this in (see README.md).*\n"
+
+
 def render(text, results, doc_path, draw):
-    newest = max(results, key=lambda k: results[k]["meta"]["date"]) if results else None
+    order = gpu_order(results)
 
     def one(m):
-        kind, attrs = m.group(1), parse_attrs(m.group(2))
-        name = attrs.pop("gpu", newest)
-        if name is None:
-            body = "(no results yet: run the tour on a GPU)" if kind == "value" else \
-                "\n*No results yet: run the tour on a GPU (see README.md).*\n"
-        else:
-            if name not in results:
-                raise Failure(f"no results file docs/results/{name}.json")
-            data = results[name]
-            wanted = attrs.get("chapter", attrs.get("chapters"))
-            if wanted and not chapter_set(wanted) & {r["chapter"] for r in data["records"]}:
-                return f"<!-- {kind}: {m.group(2)} -->" + (
-                    "(not measured yet)" if kind == "value" else
-                    "\n*Not measured yet: run the tour on a GPU (see README.md).*\n") + f"<!-- end {kind} -->"
-            if kind == "results":
-                body = table(attrs, name, data, doc_path)
-            elif kind == "value":
-                body = value(attrs, data)
+        kind, spec = m.group(1), m.group(2)
+        attrs = parse_attrs(spec)
+        head, tail = f"<!-- {kind}: {spec} -->", f"<!-- end {kind} -->"
+        try:
+            if kind == "code":
+                body = code_block(attrs, doc_path)
+            elif kind == "quote":
+                body = quote_block(attrs, doc_path)
+            elif kind == "device":
+                body = device_block(attrs, results, order, doc_path)
+            elif kind == "results":
+                body = results_block(attrs, results, order, doc_path)
+            elif kind == "plot":
+                body = plot_block(attrs, results, order, doc_path, draw)
             else:
-                body = plot(attrs, name, data, doc_path, draw)
-        return f"<!-- {kind}: {m.group(2)} -->{body}<!-- end {kind} -->"
+                wanted = attrs.pop("gpu", order[0] if order else None)
+                name = resolve_gpu(wanted, results) if wanted else None
+                if name not in results:
+                    raise Missing(f"no results file docs/results/{wanted}*.json")
+                body = value(attrs, results[name])
+        except Missing as e:
+            warn(doc_path, f"{kind} marker [{spec}] waits for data: {e}")
+            body = placeholder(kind, e)
+        except (Failure, KeyError, ValueError) as e:
+            errors.append(f"{os.path.relpath(doc_path, ROOT)}: {kind} marker [{spec}]: {e}")
+            return m.group(0)  # left as it was; the run fails
+        return head + body + tail
 
-    return MARKER.sub(one, text)
+    errors = []
+    return MARKER.sub(one, text), errors
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="only compare; exit 1 on any difference")
     ap.add_argument("--no-plots", action="store_true", help="do not redraw the plots")
+    ap.add_argument("--quiet", action="store_true", help="do not list the markers that wait for data")
     ap.add_argument("files", nargs="*", help="only these markdown files (default: README.md and docs/*.md)")
     args = ap.parse_args()
 
@@ -286,16 +816,17 @@ def main():
             continue
         with open(path) as f:
             old = f.read()
-        try:
-            new = render(old, results, path, draw)
-        except (Failure, KeyError, ValueError) as e:
-            errors.append(f"{os.path.relpath(path, ROOT)}: {e}")
-            continue
+        new, failed = render(old, results, path, draw)
+        errors += failed
         if new != old:
             stale.append(os.path.relpath(path, ROOT))
             if not args.check:
                 with open(path, "w") as f:
                     f.write(new)
+    if WARNINGS and not args.quiet:
+        print(f"warning: {len(WARNINGS)} markers wait for data that no results or evidence file holds yet:")
+        for w in WARNINGS:
+            print("  ", w)
     for e in errors:
         print("error:", e)
     if args.check:
