@@ -1,4 +1,9 @@
 // GPU fills: each element is a pure function of (seed, index); see data.h.
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
 #include "check.h"
 #include "cuda_utils.cuh"
 #include "data.h"
@@ -57,6 +62,48 @@ void fill_bytes(uint8_t* d, int64_t n, uint64_t seed, ByteSpec spec) {
 }
 void fill_constant(float* d, int64_t n, float value) { launch_fill(d, n, ConstantGen{value}); }
 
-void poison(void* d, size_t bytes) { CUDA_CHECK(cudaMemset(d, 0xFF, bytes)); }
+void poison(void* d, size_t bytes) {
+  static const bool zero = [] {
+    const char* mode = std::getenv("STEPWISE_POISON");
+    return mode != nullptr && std::strcmp(mode, "zero") == 0;
+  }();
+  CUDA_CHECK(cudaMemset(d, zero ? 0x00 : 0xFF, bytes));
+}
+
+namespace {
+
+// Grid-stride over 8-byte words; the trailing bytes (bytes % 8) go into one more
+// word, zero-padded. An unaligned input is read byte by byte. One atomicAdd per thread.
+__global__ void digest_kernel(const unsigned char* p, size_t bytes, unsigned long long* out) {
+  const size_t words = bytes / 8;
+  const bool aligned = reinterpret_cast<uintptr_t>(p) % 8 == 0;
+  unsigned long long sum = 0;
+  for (size_t w = blockIdx.x * size_t{blockDim.x} + threadIdx.x; w <= words; w += size_t{gridDim.x} * blockDim.x) {
+    uint64_t word = 0;
+    if (w < words && aligned) {
+      word = reinterpret_cast<const uint64_t*>(p)[w];
+    } else {  // an input at an odd offset, or the trailing bytes
+      for (size_t b = w * 8; b < bytes && b < w * 8 + 8; ++b) word |= uint64_t{p[b]} << (8 * (b - w * 8));
+    }
+    sum += mix64(mix64(w) ^ word);
+  }
+  atomicAdd(out, sum);
+}
+
+}  // namespace
+
+uint64_t device_digest(const void* d, size_t bytes) {
+  constexpr int kThreads = 256;
+  unsigned long long* out = nullptr;
+  CUDA_CHECK(cudaMalloc(&out, sizeof *out));
+  CUDA_CHECK(cudaMemset(out, 0, sizeof *out));
+  const int blocks = static_cast<int>(std::min<size_t>(ceil_div(static_cast<int64_t>(bytes / 8 + 1), kThreads), 4096));
+  digest_kernel<<<blocks, kThreads>>>(static_cast<const unsigned char*>(d), bytes, out);
+  CHECK_LAUNCH();
+  unsigned long long h = 0;
+  CUDA_CHECK(cudaMemcpy(&h, out, sizeof h, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaFree(out));
+  return h;
+}
 
 }  // namespace sw

@@ -100,7 +100,15 @@ void fill_constant(float* d, int64_t n, float value);
 
 // Sets every byte to 0xFF: floats and doubles become NaN, integers -1 (all ones).
 // Call it on outputs before each run, so that an unwritten element cannot pass.
+// With STEPWISE_POISON=zero in the environment it writes zeros instead: the lab
+// checker runs a failing kernel that way to tell "relies on zeroed memory" apart.
 void poison(void* d, size_t bytes);
+
+// A 64-bit digest of `bytes` bytes of device memory: the sum over 8-byte words
+// of mix64(word index, word), so it is independent of the order of the adds.
+// The harnesses take it of an input after filling it and again after each
+// checked run: a kernel that writes into its input is caught.
+uint64_t device_digest(const void* d, size_t bytes);
 
 // --- host fills (data_host.cpp), in parallel on all cores ------------------------
 void host_fill_floats(float* h, int64_t n, uint64_t seed);

@@ -184,6 +184,7 @@ struct Input {
   bool constant = false;  // the lesson's input: every element is kLessonValue
   double ref = 0;         // the sum, in double
   double abs_sum = 0;     // sum of |x_i|, for the error bound
+  uint64_t digest = 0;    // device_digest of x as written: a step that writes into x is caught
   DeviceBuffer<float> x, partials, partials2, out;
   DeviceBuffer<unsigned> ticket;
   std::unique_ptr<float[]> host_partials;
@@ -227,6 +228,7 @@ inline Input make_input(int64_t n, uint64_t seed) {
   in.seed = seed;
   in.allocate(n);
   in.refill();
+  in.digest = device_digest(in.x.get(), in.x.bytes());
   reference_sum(n, seed, &in.ref, &in.abs_sum);
   CUDA_CHECK(cudaDeviceSynchronize());
   return in;
@@ -273,12 +275,19 @@ inline double run_once(const Step& step, const Input& in, const Config& c) {
   return in.result(step);
 }
 
+// Whether x still holds what make_input wrote (a step that overwrites it by design is exempt).
+inline bool input_kept(const Step& step, const Input& in) {
+  return (step.traits & kOverwritesInput) || in.constant || device_digest(in.x.get(), in.x.bytes()) == in.digest;
+}
+
 // One poisoned run compared with the reference: one PASS/FAIL line.
 inline bool verify(Report& report, const Step& step, const Input& in, const Config& c) {
   const double got = run_once(step, in, c);
   const SumCheck k = check(step, in, c, got);
-  report.check(k.ok, step.name + describe(in.n, c), k.ok ? "" : describe_error(got, in, k));
-  return k.ok;
+  const bool kept = input_kept(step, in);
+  report.check(k.ok && kept, step.name + describe(in.n, c),
+               !k.ok ? describe_error(got, in, k) : kept ? "" : "input changed: the step wrote into x");
+  return k.ok && kept;
 }
 
 // `runs` poisoned runs; passes when every result is bitwise the same as the first
@@ -288,11 +297,12 @@ inline bool verify_repeatable(Report& report, const Step& step, const Input& in,
   int differing = 0;
   for (int r = 1; r < runs; ++r) differing += !same_bits(run_once(step, in, c), first);
   const SumCheck k = check(step, in, c, first);
-  const bool ok = k.ok && differing == 0;
+  const bool ok = k.ok && differing == 0 && input_kept(step, in);
   const std::string what = std::string(step.name) + " bitwise identical over " + std::to_string(runs) + " runs";
   report.check(ok, what + describe(in.n, c),
-               ok ? "" : (k.ok ? std::to_string(differing) + " of " + std::to_string(runs) + " runs gave other bits"
-                               : describe_error(first, in, k)));
+               ok ? "" : !k.ok ? describe_error(first, in, k)
+                       : differing ? std::to_string(differing) + " of " + std::to_string(runs) + " runs gave other bits"
+                                   : "input changed: the step wrote into x");
   return ok;
 }
 

@@ -29,7 +29,7 @@
 //                kernel and CUB (problem "sum-latency").
 // Steps:         two-pass, single-pass-atomic, single-pass-last-block
 // Run:           build/chapters/06_reduce_thread_overload [--n 2^28] [--block 256]
-//                [--blocks-per-sm N] [--verify-only [--large]] [--json]
+//                [--blocks-per-sm N] [--variant two-pass] [--verify-only [--large]] [--json]
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -53,6 +53,7 @@ using ch06::reduce_overload;
 using ch06::thread_sum;
 
 const std::vector<int> kSweep = {1, 2, 4, 8, 16, 32};  // blocks per SM measured by the default run
+constexpr int kOneStepBlocksPerSm = 16;                 // --variant without --blocks-per-sm: past the knee
 constexpr int kRepeatRuns = 20;                         // runs compared bit for bit
 constexpr int64_t kLatencyN = int64_t{1} << 20;         // where launches, not bytes, dominate
 constexpr int64_t kSmallestN = int64_t{1} << 10, kLargestN = int64_t{1} << 26;  // the small sums, x4 apart
@@ -284,6 +285,7 @@ int main(int argc, char** argv) {
                  "Sum of floats: grid-stride float4 loads, shuffle finish, two-pass, atomic or last block.", "06",
                  kSteps};
   ch.large = true;  // --verify-only --large: past 2^31 and 2^32 elements
+  ch.variant = true;  // --variant <step>: that step alone, at --blocks-per-sm (default kOneStepBlocksPerSm)
   ch.block_help = "threads per block (a template parameter)";
   rd::Options o;
   sw::Cli cli = rd::make_cli(ch, &o);
@@ -292,6 +294,13 @@ int main(int argc, char** argv) {
               "grid = this x SMs (default: the sweep's best; one full wave with --verify-only)");
   rd::Setup s = rd::start(cli, o, ch, argc, argv);
   if (s.opt.verify_only) return verify_all(s, blocks_per_sm);
+  if (o.variant != "all") {  // one step, no sweeps: what the lab checker times
+    const rd::Input in = rd::make_input(s.n, s.opt.seed);
+    rd::bench_cub(s.opt, s.report, in);
+    for (const rd::Step& step : s.steps)
+      rd::bench(s.opt, s.report, step, in, {s.block, blocks_per_sm ? blocks_per_sm : kOneStepBlocksPerSm});
+    return s.report.exit_code();
+  }
 
   const rd::Step* best = &kSteps.front();
   int best_bpsm = kSweep.front();
