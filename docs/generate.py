@@ -809,7 +809,7 @@ def main():
             print("matplotlib not installed: tables only (python3 -m pip install matplotlib for plots)")
             draw = False
     docs = [os.path.abspath(f) for f in args.files] or (
-        [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(DOCS, "*.md"))))
+        [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(DOCS, "*.md"))) + sorted(glob.glob(os.path.join(DOCS, "labs", "*.md"))))
     stale, errors = [], []
     for path in docs:
         if not os.path.exists(path):

@@ -31,6 +31,7 @@ namespace rd = sw::reduce;
 // Block b sums x[b * blockDim.x ...] in place (blockDim.x a power of two) and
 // writes the sum to partial[b]. The last block may be short: `count` elements.
 __global__ void reduce_global_in_place(float* x, float* partial, int64_t n) {
+  // lab global-tree: begin
   const int tid = threadIdx.x;
   const int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x;
   float* block = x + base;
@@ -41,6 +42,7 @@ __global__ void reduce_global_in_place(float* x, float* partial, int64_t n) {
     __syncthreads();  // also makes this level's global writes visible to the block
   }
   if (tid == 0) partial[blockIdx.x] = block[0];
+  // lab global-tree: end
 }
 
 // --- the whole sum: the kernel, the block sums copied back, the finish on the host -----

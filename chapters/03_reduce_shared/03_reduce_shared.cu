@@ -78,11 +78,13 @@ __global__ void reduce_sequential(const float* x, float* out, int64_t n) {
   __shared__ float s[kBlock];
   load_block(s, x, n);
   const int tid = threadIdx.x;
+  // lab shared-tree: begin
 #pragma unroll 1
   for (int stride = kBlock / 2; stride > 0; stride /= 2) {
     if (tid < stride) s[tid] += s[tid + stride];
     __syncthreads();
   }
+  // lab shared-tree: end
   if (tid == 0) out[blockIdx.x] = s[0];
 }
 

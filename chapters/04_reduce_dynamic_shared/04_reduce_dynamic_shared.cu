@@ -40,11 +40,13 @@ __device__ __forceinline__ void sequential_tree(float* s, int size, const float*
   const int64_t i = static_cast<int64_t>(blockIdx.x) * size + tid;
   s[tid] = i < n ? x[i] : 0.0f;
   __syncthreads();
+// lab shared-tree: begin
 #pragma unroll 1
   for (int stride = size / 2; stride > 0; stride /= 2) {
     if (tid < stride) s[tid] += s[tid + stride];
     __syncthreads();
   }
+// lab shared-tree: end
   if (tid == 0) out[blockIdx.x] = s[0];
 }
 

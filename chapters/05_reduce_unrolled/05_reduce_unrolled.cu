@@ -108,10 +108,12 @@ __global__ void reduce_shuffle(const float* x, float* out, int64_t n) {
   const float* s = load_and_tree<kBlock>(x, n);
   const int tid = threadIdx.x;
   if (tid >= kWarp) return;
+  // lab warp-shuffle: begin
   float w = s[tid] + s[tid + 32];
 #pragma unroll
   for (int offset = kWarp / 2; offset > 0; offset /= 2) w += __shfl_down_sync(kFullMask, w, offset);
   if (tid == 0) out[blockIdx.x] = w;
+  // lab warp-shuffle: end
 }
 
 // --- the whole sum: kernel b of --block threads, each block summing 2 * b floats ----------

@@ -23,9 +23,11 @@ constexpr int kVec = 4;     // floats per float4
 enum class Finish { kPartials, kAtomic };
 
 __device__ __forceinline__ float warp_sum(float v) {
+  // lab warp-shuffle: begin
 #pragma unroll
   for (int offset = sw::kWarp / 2; offset > 0; offset /= 2) v += __shfl_down_sync(sw::kFullMask, v, offset);
   return v;
+  // lab warp-shuffle: end
 }
 
 // The sum of v over the block, valid in thread 0: shuffles within each warp, the
@@ -49,6 +51,7 @@ __device__ __forceinline__ float block_sum(float v) {
 // scalar tail. x must be 16-byte aligned (cudaMalloc gives 256).
 template <int kBlock, int kUnroll = ch06::kUnroll>
 __device__ __forceinline__ float thread_sum(const float* __restrict__ x, int64_t n) {
+  // lab grid-stride: begin
   const float4* x4 = reinterpret_cast<const float4*>(x);
   const int64_t n4 = n / kVec;
   const int64_t threads = static_cast<int64_t>(gridDim.x) * kBlock;
@@ -70,6 +73,7 @@ __device__ __forceinline__ float thread_sum(const float* __restrict__ x, int64_t
   }
   if (first < n - kVec * n4) sum += x[kVec * n4 + first];  // the scalar tail: n % 4 floats
   return sum;
+  // lab grid-stride: end
 }
 
 template <int kBlock, Finish kFinish, int kUnroll = ch06::kUnroll>

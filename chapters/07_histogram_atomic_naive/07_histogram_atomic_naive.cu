@@ -38,9 +38,11 @@ constexpr int kSeedBlocksPerSm = 2;  // the seed's grid: 2 x SM count
 // passes 2^32 without wrapping (--verify-only --large proves it).
 __global__ void __launch_bounds__(kThreads)
 histogram_global_atomic(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
+  // lab global-atomic: begin
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     atomicAdd(&hist[in[i]], HistCount{1});
+  // lab global-atomic: end
 }
 
 // --- the two steps: the same kernel, two grids ---------------------------------------

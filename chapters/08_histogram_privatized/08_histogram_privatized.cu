@@ -70,6 +70,7 @@ static_assert(kLaneThreads >= kBins, "per-lane: one thread per bin in the merge"
 template <int kCopies>
 __device__ void count_bytes(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist,
                             uint32_t (*sub)[kBins], int copy) {
+  // lab shared-privatized: begin
   const int bin = threadIdx.x;
   for (int c = 0; c < kCopies; ++c) sub[c][bin] = 0;
   __syncthreads();
@@ -80,6 +81,7 @@ __device__ void count_bytes(const uint8_t* __restrict__ in, int64_t n, HistCount
   uint32_t total = 0;
   for (int c = 0; c < kCopies; ++c) total += sub[c][bin];
   if (total) atomicAdd(&hist[bin], HistCount{total});
+  // lab shared-privatized: end
 }
 
 // seed-2xsm and shared-full-grid: one histogram per block.

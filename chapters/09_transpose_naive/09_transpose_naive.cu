@@ -36,9 +36,11 @@ constexpr int kTile = 32;  // a 32 x 32 block moves a 32 x 32 tile, one element 
 // writes strided by `rows`.
 __global__ void transpose_naive_read_coalesced(const float* __restrict__ in, float* __restrict__ out,
                                                int64_t rows, int64_t cols, unsigned tile_y0) {
+  // lab naive: begin
   const int64_t r = static_cast<int64_t>(tile_y0 + blockIdx.y) * kTile + threadIdx.y;
   const int64_t c = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x;
   if (r < rows && c < cols) out[c * rows + r] = in[r * cols + c];
+  // lab naive: end
 }
 
 void launch_naive_read_coalesced(const float* in, float* out, int64_t rows, int64_t cols) {
@@ -54,9 +56,11 @@ void launch_naive_read_coalesced(const float* in, float* out, int64_t rows, int6
 // (our rows), y over its rows (our columns).
 __global__ void transpose_naive_write_coalesced(const float* __restrict__ in, float* __restrict__ out,
                                                 int64_t rows, int64_t cols, unsigned tile_y0) {
+  // lab naive: begin
   const int64_t c = static_cast<int64_t>(tile_y0 + blockIdx.y) * kTile + threadIdx.y;
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x;
   if (r < rows && c < cols) out[c * rows + r] = in[r * cols + c];
+  // lab naive: end
 }
 
 void launch_naive_write_coalesced(const float* in, float* out, int64_t rows, int64_t cols) {

@@ -40,6 +40,7 @@ __global__ void transpose_shared_tile(const float* __restrict__ in, float* __res
   const int64_t row0 = static_cast<int64_t>(tile_y0 + blockIdx.y) * kTile;  // the tile's first input row
   const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTile;            // and first input column
 
+  // lab shared-tile: begin
   // Read: a warp (fixed threadIdx.y) reads 32 consecutive floats of one input row.
   const int64_t r = row0 + threadIdx.y, c = col0 + threadIdx.x;
   if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = in[r * cols + c];
@@ -49,6 +50,7 @@ __global__ void transpose_shared_tile(const float* __restrict__ in, float* __res
   // column of the tile: output row col0 + y, output columns row0 + x.
   const int64_t out_r = col0 + threadIdx.y, out_c = row0 + threadIdx.x;
   if (out_r < cols && out_c < rows) out[out_r * rows + out_c] = tile[threadIdx.x][threadIdx.y];
+  // lab shared-tile: end
 }
 
 void launch_shared_tile(const float* in, float* out, int64_t rows, int64_t cols) {

@@ -71,11 +71,13 @@ __global__ void transpose_padded(const float* __restrict__ in, float* __restrict
   __shared__ float tile[kTile][kTile + kPad];  // the only change from chapter 10
   const int64_t row0 = static_cast<int64_t>(tile_y0 + blockIdx.y) * kTile;
   const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTile;
+  // lab shared-tile: begin
   const int64_t r = row0 + threadIdx.y, c = col0 + threadIdx.x;
   if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = in[r * cols + c];
   __syncthreads();
   const int64_t out_r = col0 + threadIdx.y, out_c = row0 + threadIdx.x;
   if (out_r < cols && out_c < rows) out[out_r * rows + out_c] = tile[threadIdx.x][threadIdx.y];
+  // lab shared-tile: end
 }
 
 void launch_padded(const float* in, float* out, int64_t rows, int64_t cols) {

@@ -32,6 +32,7 @@ __global__ void __launch_bounds__(kBlock)
   const int64_t threads = static_cast<int64_t>(gridDim.x) * kBlock;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x;
   float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // one accumulator per lane: 4 chains
+  // lab dot-grid-stride: begin
   for (int64_t i = first; i < n4; i += threads) {
     const float4 a = x4[i], b = y4[i];
     acc.x = fmaf(a.x, b.x, acc.x);
@@ -40,6 +41,7 @@ __global__ void __launch_bounds__(kBlock)
     acc.w = fmaf(a.w, b.w, acc.w);
   }
   for (int64_t i = n4 * kVec + first; i < n; i += threads) acc.x = fmaf(x[i], y[i], acc.x);
+  // lab dot-grid-stride: end
   const float s = ch06::block_sum<kBlock>((acc.x + acc.y) + (acc.z + acc.w));
   if (threadIdx.x == 0) partials[blockIdx.x] = s;
 }

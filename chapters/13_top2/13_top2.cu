@@ -108,9 +108,11 @@ __device__ __forceinline__ Top2 shfl_xor(const Top2& t, int lane_mask) {
 // Butterfly over the warp: every lane ends with the warp's top-2. Partners are
 // always different lanes, so no element is merged with itself.
 __device__ __forceinline__ Top2 warp_merge(Top2 t) {
+// lab top2-merge: begin
 #pragma unroll
   for (int m = sw::kWarp / 2; m > 0; m >>= 1) t = merge(t, shfl_xor(t, m));
   return t;
+// lab top2-merge: end
 }
 
 // Warps merge with shuffles, then warp 0 merges the warps' results.
@@ -134,10 +136,12 @@ __device__ Top2 block_merge_shared(Top2 t) {
   __shared__ Top2 s[kThreads];
   s[threadIdx.x] = t;
   __syncthreads();
+  // lab top2-merge: begin
   for (int h = kThreads / 2; h > 0; h >>= 1) {
     if (threadIdx.x < h) s[threadIdx.x] = merge(s[threadIdx.x], s[threadIdx.x + h]);
     __syncthreads();  // outside the if: the seed synchronizes inside it, which is undefined
   }
+  // lab top2-merge: end
   return s[0];
 }
 

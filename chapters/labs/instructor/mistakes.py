@@ -1,0 +1,129 @@
+"""The common mistakes of each lab task, as mutations of the reference regions, and
+the planted submissions that prove the grader. Instructor only: the export never
+copies chapters/labs/instructor/, since `old` quotes the solution.
+
+A Mistake replaces `old` by `new` once inside the task's region in `file`. `expect`
+is the status the checker must give it and `says` a part of the line it must print
+(its detail or its diagnosis); the repository's tests apply every one of them.
+"""
+from dataclasses import dataclass
+
+
+@dataclass
+class Mistake:
+    name: str
+    file: str
+    old: str
+    new: str
+    expect: str          # FAIL, CRASH, TIMEOUT, SANITIZER or PASS (a correct variant); a|b: either
+    says: str = ""       # part of the detail or diagnosis the checker must print
+    point: str = ""      # the lab-design point it demonstrates (issue 18), for the handout
+
+
+CH02 = "chapters/02_reduce_global/02_reduce_global.cu"
+CH03 = "chapters/03_reduce_shared/03_reduce_shared.cu"
+CH05 = "chapters/05_reduce_unrolled/05_reduce_unrolled.cu"
+CH06 = "chapters/06_reduce_thread_overload/reduce_overload.cuh"
+CH07 = "chapters/07_histogram_atomic_naive/07_histogram_atomic_naive.cu"
+CH08 = "chapters/08_histogram_privatized/08_histogram_privatized.cu"
+CH09 = "chapters/09_transpose_naive/09_transpose_naive.cu"
+CH10 = "chapters/10_transpose_shared/10_transpose_shared.cu"
+CH12 = "chapters/12_dot_product/dot_kernel.cuh"
+CH13 = "chapters/13_top2/13_top2.cu"
+STANDIN = "chapters/labs/standin/standin.cpp"
+
+MISTAKES = {
+    "global-tree": [
+        Mistake("missing-barrier", CH02, "    __syncthreads();  // also makes this level's global writes visible to the block\n",
+                "", "FAIL", "race", "5"),
+        Mistake("dropped-tail", CH02, "if (tid < offset && tid + offset < count)", "if (tid < offset)", "FAIL", "", "6"),
+        Mistake("stops-one-level-early", CH02, "offset > 0; offset /= 2", "offset > 1; offset /= 2", "FAIL",
+                "every size"),
+    ],
+    "shared-tree": [
+        Mistake("missing-barrier", CH03, "    __syncthreads();\n  }\n", "  }\n", "FAIL", "race", "5"),
+        Mistake("off-by-one", CH03, "if (tid < stride)", "if (tid <= stride)", "FAIL|CRASH|SANITIZER"),
+        Mistake("stops-one-level-early", CH03, "stride > 0; stride /= 2", "stride > 1; stride /= 2", "FAIL",
+                "every size"),
+        Mistake("another-correct-order", CH03,
+                "for (int stride = kBlock / 2; stride > 0; stride /= 2) {\n    if (tid < stride) s[tid] += s[tid + stride];",
+                "for (int stride = 1; stride < kBlock; stride *= 2) {\n    if (tid % (2 * stride) == 0) s[tid] += s[tid + stride];",
+                "PASS", "", "12"),
+    ],
+    "warp-shuffle": [
+        Mistake("offsets-start-at-8", CH05, "int offset = kWarp / 2;", "int offset = 8;", "FAIL", "", "5"),
+        Mistake("assigns-instead-of-adding", CH05, "w += __shfl_down_sync", "w = __shfl_down_sync", "FAIL"),
+        Mistake("drops-the-upper-half", CH05, "float w = s[tid] + s[tid + 32];", "float w = s[tid];", "FAIL"),
+        Mistake("endless-loop", CH05, "  float w = s[tid] + s[tid + 32];\n",
+                "  float w = s[tid] + s[tid + 32];\n  while (w == w || w != w) w += 0.0f;\n", "TIMEOUT", "", "10"),
+    ],
+    "grid-stride": [
+        Mistake("dropped-tail", CH06, "  if (first < n - kVec * n4) sum += x[kVec * n4 + first];  // the scalar tail: n % 4 floats\n",
+                "", "FAIL", "", "6"),  # the second pass runs this code too: no clean tail class
+        Mistake("one-block-stride", CH06, "const int64_t threads = static_cast<int64_t>(gridDim.x) * kBlock;",
+                "const int64_t threads = kBlock;", "FAIL", "more than one block"),
+        Mistake("writes-its-input", CH06, "  return sum;\n",
+                "  if (first == 0 && n > 0) const_cast<float*>(x)[0] = 0.0f;\n  return sum;\n", "FAIL",
+                "input changed", "8"),
+        Mistake("reads-past-the-end", CH06, "  return sum;\n",
+                "  if (first == 0 && x[n] == 1.2345e-30f) sum += 1.0f;  // never true; still a read past n\n  return sum;\n",
+                "SANITIZER", "memcheck", "11"),
+        Mistake("never-writes", CH06, "  const float4* x4", "  return 0.0f;\n  const float4* x4", "FAIL", "", "7"),
+    ],
+    "global-atomic": [
+        Mistake("plain-add", CH07, "atomicAdd(&hist[in[i]], HistCount{1});", "hist[in[i]] += 1;", "FAIL", "", "5"),
+        Mistake("one-block-stride", CH07, "const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;",
+                "const int64_t stride = blockDim.x;", "FAIL|TIMEOUT"),
+        Mistake("wild-write", CH07, "    atomicAdd(&hist[in[i]], HistCount{1});\n",
+                "    atomicAdd(&hist[in[i] + (int64_t{1} << 40)], HistCount{1});\n", "CRASH", "CUDA error", "10"),
+    ],
+    "shared-privatized": [
+        Mistake("not-zeroed", CH08, "  for (int c = 0; c < kCopies; ++c) sub[c][bin] = 0;\n", "", "FAIL"),
+        Mistake("missing-first-barrier", CH08, "  __syncthreads();\n  const int64_t stride", "  const int64_t stride",
+                "FAIL", "", "5"),
+        Mistake("missing-second-barrier", CH08, "  __syncthreads();\n  uint32_t total", "  uint32_t total", "FAIL",
+                "", "5"),
+        Mistake("plain-add", CH08, "atomicAdd(&sub[copy][in[i]], 1u);", "sub[copy][in[i]] += 1;", "FAIL"),
+    ],
+    "naive": [
+        Mistake("swapped-index", CH09, "out[c * rows + r] = in[r * cols + c];", "out[c * cols + r] = in[r * cols + c];",
+                "FAIL|CRASH|SANITIZER", "", "6"),
+        Mistake("no-edge-guard", CH09, "if (r < rows && c < cols) out", "out", "FAIL|CRASH|SANITIZER", "", "6"),
+        Mistake("guards-one-side", CH09, "if (r < rows && c < cols) out", "if (r < rows) out", "FAIL|CRASH|SANITIZER"),
+    ],
+    "shared-tile": [
+        Mistake("missing-barrier", CH10, "  __syncthreads();  // the whole tile is in shared memory before anyone reads it\n",
+                "", "FAIL|SANITIZER", "", "5"),
+        Mistake("untransposed-tile", CH10, "= tile[threadIdx.x][threadIdx.y];", "= tile[threadIdx.y][threadIdx.x];",
+                "FAIL"),
+        Mistake("swapped-output-guard", CH10, "if (out_r < cols && out_c < rows)", "if (out_r < rows && out_c < cols)",
+                "FAIL|CRASH|SANITIZER", "", "6"),
+    ],
+    "dot-grid-stride": [
+        Mistake("dropped-tail", CH12, "  for (int64_t i = n4 * kVec + first; i < n; i += threads) acc.x = fmaf(x[i], y[i], acc.x);\n",
+                "", "FAIL", "", "6"),  # the checks also start at odd offsets: no clean tail class
+        Mistake("one-block-stride", CH12, "for (int64_t i = first; i < n4; i += threads)",
+                "for (int64_t i = first; i < n4; i += kBlock)", "FAIL"),
+        Mistake("wrong-lane", CH12, "acc.y = fmaf(a.y, b.y, acc.y);", "acc.y = fmaf(a.y, b.x, acc.y);", "FAIL"),
+    ],
+    "top2-merge": [
+        Mistake("mask-starts-at-8", CH13, "for (int m = sw::kWarp / 2; m > 0; m >>= 1)", "for (int m = 8; m > 0; m >>= 1)",
+                "FAIL", "", "5"),
+        Mistake("missing-barrier", CH13, "    __syncthreads();  // outside the if: the seed synchronizes inside it, which is undefined\n",
+                "", "FAIL|SANITIZER", "", "5"),
+        Mistake("off-by-one", CH13, "if (threadIdx.x < h)", "if (threadIdx.x <= h)", "FAIL|SANITIZER|CRASH"),
+    ],
+    "standin-sum": [
+        Mistake("off-by-one", STANDIN, "i < n; ++i", "i < n - 1; ++i", "FAIL"),
+        Mistake("does-not-compile", STANDIN, "return s;", "return s", "BUILD_FAIL"),
+        Mistake("endless-loop", STANDIN, "  return s;\n", "  while (s == s) s += 0;\n  return s;\n", "TIMEOUT"),
+        Mistake("crashes", STANDIN, "  return s;\n", "  *(volatile int*)nullptr = 1;\n  return s;\n", "CRASH"),
+        Mistake("prints-megabytes", STANDIN, "  return s;\n",
+                "  for (int k = 0; k < (1 << 20); ++k) std::fputs(\"garbage garbage garbage\\n\", stdout);\n  return s;\n",
+                "FAIL", "dropped"),
+        Mistake("exits-early", STANDIN, "  return s;\n", "  std::exit(0);\n  return s;\n", "FAIL", "ended early"),
+        Mistake("uses-a-library", STANDIN, "  return s;\n", "  return thrust::reduce(x, x + n);\n", "FAIL", "library"),
+        Mistake("includes-a-header", STANDIN, "  int64_t s = 0;\n", "#include <numeric>\n  int64_t s = 0;\n", "FAIL",
+                "directive"),
+    ],
+}

@@ -1,0 +1,190 @@
+"""The labs' tasks: which marked regions of the chapter sources a student writes,
+and how the checker tests them. This file travels with every student copy.
+
+A region is a run of lines in a chapter source between two marks:
+
+    // lab <task>: begin
+    ...the reference code...
+    // lab <task>: end
+
+The export replaces each region of a track's tasks with a stub made from the
+Region's text and hint below (plus `stub`, code that keeps the stub compiling).
+A task can have regions in several files: the student writes all of them, and
+the task passes when every check below passes. The common mistakes of each task
+live with the instructor (chapters/labs/instructor/mistakes.py), not here.
+"""
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Region:
+    file: str          # path from the repository root
+    text: str          # what to write, two or three sentences
+    hint: str
+    stub: str = ""     # code the stub keeps so that it compiles (e.g. a return)
+
+
+@dataclass
+class Check:
+    chapter: str                # the chapter folder; its program is the checker
+    steps: list                 # the step names whose checks belong to this task
+    args: list = field(default_factory=list)   # extra arguments, e.g. ["--variant", "sequential"]
+    time_args: list = field(default_factory=list)  # extra arguments of the timed run (one step, if it can)
+
+
+@dataclass
+class Task:
+    id: str
+    track: str
+    title: str
+    regions: list
+    checks: list
+    size: str                   # the size option(s): "--n", "--bytes" or "shape" (--rows, --cols)
+    unit: int                   # elements one block handles: n % unit != 0 leaves a tail
+    small: list                 # arguments of the small run under compute-sanitizer
+    races: bool = False         # shared memory or atomics: 10 repeats, racecheck and synccheck
+    initcheck: bool = False     # outputs that must be zeroed by the kernel's launcher: initcheck too
+    requires: list = field(default_factory=list)  # tasks whose code these checks also run
+    tolerance: str = ""         # how the check decides, for the handout
+
+
+# The tracks, in the order the chapters teach them. "standin" is the CPU-only
+# stand-in that the repository's own tests grade without a GPU.
+TRACKS = {
+    "reduce": ["02_reduce_global", "03_reduce_shared", "04_reduce_dynamic_shared", "05_reduce_unrolled",
+               "06_reduce_thread_overload"],
+    "histogram": ["07_histogram_atomic_naive", "08_histogram_privatized"],
+    "transpose": ["09_transpose_naive", "10_transpose_shared", "11_transpose_padded"],
+    "dot-top2": ["12_dot_product", "13_top2"],
+    "standin": ["labs/standin"],
+}
+
+SUM_TOLERANCE = ("|got - exact| <= depth * 2^-24 * sum|x_i| + 2^-24 * |exact|, where depth is the most "
+                 "float additions any element passes through (the tree's levels, passes and loop "
+                 "trip counts) and exact is the sum in double; float rounding, never an arbitrary epsilon")
+EXACT = "exact: every bin (or every element, or the value and index of both winners) equal to the CPU reference"
+
+TASKS = [
+    # --- reduce --------------------------------------------------------------------------
+    Task("global-tree", "reduce", "A tree in global memory",
+         [Region("chapters/02_reduce_global/02_reduce_global.cu",
+                 "Block b sums its blockDim.x floats x[b*blockDim.x ...] in place, as a tree: at each level "
+                 "thread t < offset adds the element `offset` places ahead, halving offset each level. "
+                 "The last block may hold fewer elements (count). Thread 0 writes the block's sum to partial[b].",
+                 "Every level must finish before the next one reads it; an element past `count` belongs "
+                 "to nobody.")],
+         [Check("02_reduce_global", ["global-in-place"])],
+         size="--n", unit=256, small=["--n", "1000", "--block", "256"], races=True, tolerance=SUM_TOLERANCE),
+    Task("shared-tree", "reduce", "A tree in shared memory, sequential addressing",
+         [Region("chapters/03_reduce_shared/03_reduce_shared.cu",
+                 "s holds the block's kBlock values (zeros past n). Sum them into s[0] with sequential "
+                 "addressing: at each level thread t < stride adds s[t + stride], stride halving from kBlock / 2.",
+                 "Compare the two interleaved kernels above: keep the working threads packed and their "
+                 "addresses consecutive. Synchronize the block between levels."),
+          Region("chapters/04_reduce_dynamic_shared/04_reduce_dynamic_shared.cu",
+                 "The same tree over `size` values in s (size = the block's thread count).",
+                 "It is your chapter 03 loop with kBlock replaced by size.")],
+         [Check("03_reduce_shared", ["sequential"], ["--variant", "sequential"]),
+          Check("04_reduce_dynamic_shared", ["static-shared", "dynamic-shared"])],
+         size="--n", unit=256, small=["--n", "1000"], races=True, tolerance=SUM_TOLERANCE),
+    Task("warp-shuffle", "reduce", "The last warp with shuffles",
+         [Region("chapters/05_reduce_unrolled/05_reduce_unrolled.cu",
+                 "Warp 0 finishes the block: s[0..63] holds 64 partial sums. Each lane starts with "
+                 "s[lane] + s[lane + 32] in a register w; then halve the distance with __shfl_down_sync "
+                 "until lane 0 holds the sum, and lane 0 writes it to out[blockIdx.x].",
+                 "Offsets 16, 8, 4, 2, 1 with the full mask kFullMask; no shared memory and no barrier."),
+          Region("chapters/06_reduce_thread_overload/reduce_overload.cuh",
+                 "warp_sum: return the sum of v over the 32 lanes of the warp, valid in lane 0.",
+                 "The same shuffle loop as chapter 05.", stub="return v;")],
+         [Check("05_reduce_unrolled", ["shuffle"], ["--variant", "shuffle"])],
+         size="--n", unit=512, small=["--n", "1000", "--block", "256"], tolerance=SUM_TOLERANCE),
+    Task("grid-stride", "reduce", "Thread overload: a grid-stride loop of float4 loads",
+         [Region("chapters/06_reduce_thread_overload/reduce_overload.cuh",
+                 "thread_sum: this thread's share of x[0, n) when gridDim.x * kBlock threads split it. Read "
+                 "float4s in a grid-stride loop with kUnroll independent loads per iteration, finish the float4s "
+                 "that remain, then add the scalar tail (n % 4 floats), one per thread.",
+                 "Issue all kUnroll loads before using any; the stride is the whole grid, not one block.",
+                 stub="return 0.0f;")],
+         [Check("06_reduce_thread_overload", ["two-pass", "single-pass-atomic", "single-pass-last-block"],
+                time_args=["--variant", "two-pass"])],
+         size="--n", unit=4, small=["--n", "1001", "--block", "256"], requires=["warp-shuffle"],
+         tolerance=SUM_TOLERANCE),
+    # --- histogram -----------------------------------------------------------------------
+    Task("global-atomic", "histogram", "A histogram with global atomics",
+         [Region("chapters/07_histogram_atomic_naive/07_histogram_atomic_naive.cu",
+                 "Count the n bytes of `in` into the 256 global counters hist[] (zeroed by the launcher). "
+                 "Every thread of the grid takes bytes in a grid-stride loop.",
+                 "Many threads hit the same bin at once: an atomic add, of HistCount{1}.")],
+         [Check("07_histogram_atomic_naive", ["global-atomic-2xsm", "global-atomic-full"])],
+         size="--bytes", unit=256, small=["--bytes", "4099"], races=True, initcheck=True, tolerance=EXACT),
+    Task("shared-privatized", "histogram", "A private histogram per block in shared memory",
+         [Region("chapters/08_histogram_privatized/08_histogram_privatized.cu",
+                 "Each of the block's 256 threads owns one bin. Zero the block's kCopies sub-histograms, count "
+                 "this thread's bytes (grid-stride) into sub[copy] with shared-memory atomics, then add bin "
+                 "`bin` over the copies and send the block's total to hist[] with one global atomic.",
+                 "Shared memory is not zero at launch, and counting must not start before every bin is "
+                 "zeroed, nor the totals be read before every thread has counted.")],
+         [Check("08_histogram_privatized", ["seed-2xsm", "shared-full-grid", "per-warp"])],
+         size="--bytes", unit=256, small=["--bytes", "4099"], races=True, initcheck=True, tolerance=EXACT),
+    # --- transpose -----------------------------------------------------------------------
+    Task("naive", "transpose", "Naive transposes: which side to coalesce",
+         [Region("chapters/09_transpose_naive/09_transpose_naive.cu",
+                 "naive-read-coalesced: thread (x, y) of the block moves element (r, c) of the rows x cols "
+                 "input to (c, r) of the output, with threadIdx.x walking along an input row.",
+                 "Row-major: element (r, c) of the input is in[r * cols + c]; the output has `rows` columns. "
+                 "The last tiles may hang over the edges."),
+          Region("chapters/09_transpose_naive/09_transpose_naive.cu",
+                 "naive-write-coalesced: the same move with threadIdx.x walking along an OUTPUT row.",
+                 "The grid is laid over the output: x over its columns (our rows).")],
+         [Check("09_transpose_naive", ["naive-read-coalesced", "naive-write-coalesced"])],
+         size="shape", unit=32, small=["--rows", "33", "--cols", "65"], tolerance=EXACT),
+    Task("shared-tile", "transpose", "A transpose through a shared-memory tile",
+         [Region("chapters/10_transpose_shared/10_transpose_shared.cu",
+                 "Stage the block's 32 x 32 tile in shared memory: read it with coalesced input rows, then "
+                 "write coalesced output rows, i.e. columns of the tile.",
+                 "Reads and writes both guard the matrix edges; the tile must be complete before anyone "
+                 "reads it back."),
+          Region("chapters/11_transpose_padded/11_transpose_padded.cu",
+                 "The same kernel with the tile padded to kTile + kPad columns.",
+                 "Only the declaration changes; why does it remove the bank conflicts?")],
+         [Check("10_transpose_shared", ["shared-tile"]), Check("11_transpose_padded", ["padded"])],
+         size="shape", unit=32, small=["--rows", "33", "--cols", "65"], races=True, tolerance=EXACT),
+    # --- dot product and top-2 ------------------------------------------------------------
+    Task("dot-grid-stride", "dot-top2", "The dot product's first pass",
+         [Region("chapters/12_dot_product/dot_kernel.cuh",
+                 "Accumulate x[i] * y[i] over this thread's grid-stride range of float4s into acc (four "
+                 "fmaf chains, one per lane of the float4), then the n % 4 tail floats.",
+                 "The stride is the whole grid, gridDim.x * kBlock threads.")],
+         [Check("12_dot_product", ["two-pass-float4"])],
+         size="--n", unit=4, small=["--n", "1001"],
+         tolerance="|got - exact| <= depth * 2^-24 * sum|x_i * y_i| (fp64 reference)"),
+    Task("top2-merge", "dot-top2", "Merging top-2 pairs across a block",
+         [Region("chapters/13_top2/13_top2.cu",
+                 "warp_merge: a butterfly over the warp with shfl_xor (given) and merge (given): after it every "
+                 "lane holds the warp's top-2.",
+                 "Lane masks 16, 8, 4, 2, 1.", stub="return t;"),
+          Region("chapters/13_top2/13_top2.cu",
+                 "block_merge_shared: the seed's tree over s[0..kThreads) of Top2: halve the active threads "
+                 "each round, merging s[t] with s[t + h]; s[0] ends with the block's top-2.",
+                 "The barrier goes outside the if.")],
+         [Check("13_top2", ["thread-pairs", "shared-tree", "warp-shuffle", "shuffle-int4"])],
+         size="--n", unit=256, small=["--n", "1001"], races=True, tolerance=EXACT),
+    # --- the stand-in: a CPU program with the same protocol, for the tests without a GPU ------
+    Task("standin-sum", "standin", "Stand-in: the sum of a range of integers (CPU)",
+         [Region("chapters/labs/standin/standin.cpp",
+                 "Return the sum of x[0, n).",
+                 "A plain loop; 64-bit.", stub="return -1;")],
+         [Check("labs/standin", ["sum"])],
+         size="--n", unit=1, small=["--n", "10"], tolerance=EXACT),
+]
+
+
+def track_tasks(track):
+    return [t for t in TASKS if t.track == track]
+
+
+def task(task_id):
+    for t in TASKS:
+        if t.id == task_id:
+            return t
+    raise KeyError(task_id)
