@@ -25,16 +25,24 @@ table shows the primary GPU's table and every other GPU's table in a collapsed
 the GPUs side by side instead, with those columns repeated per GPU.
 
 Filters: chapter or chapters (05, 02-06, 07,08), role, problem, variant, note, n
-(comma lists), extra.<key>=<value>; best=1 keeps the fastest record per chapter
-and input. Tables: cols=chapter,variant,note,n,ms_median,ms_min,us_median,gbps,pct_of_copy,
-vs_prev,vs_cpu,vs_vendor,ok,extra.<key>; or pivot=variant rows=n value=us_median
-(one row per n, one column per variant). Values: field=gbps|ms_median|...|extra.<key>.
+(comma lists), extra.<key>=<value> (extra.<key>= with nothing keeps the records
+without that key, as note= keeps those without a note); best=1 keeps the fastest
+record per chapter, problem and input. Tables: cols=chapter,variant,note,n,ms_median,
+ms_min,us_median,gbps,pct_of_copy,vs_prev,vs_cpu,vs_vendor,ok,extra.<key>; or
+pivot=variant rows=n value=us_median (one row per n, one column per variant;
+value=variant,gbps gives each column a cell per field). A record without vs_vendor
+gets it from the library's record (a variant its chapter reports with role vendor)
+of the same role, problem, input, n and extra.p, where there is one. Values:
+field=gbps|ms_median|...|extra.<key>; agg=min|max takes that over every matching
+record instead of requiring exactly one.
 Expressions (expr=): records a., b., c. chosen by prefixed filters, device
 figures by name (copy_gbps, sm_count, ...), evidence figures by
 ev(file, metric, name=, section=, index=); fmt= is a Python format spec.
 Plots: kind=line (x=, y=gbps, series=variant, logx=1, logy=1, gpus=all) or
 kind=bar; lines=copy,vendor draws the measured copy ceiling and the library;
-hlines=<variant> draws that record (any role) as a horizontal line.
+hlines=<variant> draws that record (any role) as a horizontal line. logx=1 labels
+x as 2^k for n and as plain numbers otherwise; logx=2 as 2^k always. legend=right
+puts the legend beside the axes, for plots with many lines.
 
 Missing data never crashes the docs: a value whose record (or GPU file, or
 evidence file) does not exist yet renders as "—", a table or plot as "not
@@ -64,7 +72,7 @@ MISSING = "—"
 HEADERS = {"chapter": "ch", "variant": "variant", "role": "role", "note": "input", "n": "n",
            "problem": "problem", "bytes": "MB moved", "ms_median": "median ms", "ms_min": "min ms",
            "us_median": "median µs", "gbps": "GB/s", "pct_of_copy": "% of copy", "vs_prev": "vs prev",
-           "vs_cpu": "vs CPU", "vs_vendor": "vs library", "ok": "check"}
+           "vs_cpu": "vs CPU", "vs_vendor": "vs library", "ok": "check", "extra.gvalues_s": "G values/s"}
 # Rows of the device table: label and how to format. Keys are looked up in the
 # results meta (or its "device" record); the last ones are derived.
 DEVICE_ROWS = {
@@ -236,8 +244,10 @@ def select(records, attrs, default_roles=DEFAULT_ROLES):
 
 
 def same_value(have, wanted):
-    """extra.<key>=1,2,4 matches 1, 1.0 and "1"."""
+    """extra.<key>=1,2,4 matches 1, 1.0 and "1"; extra.<key>= matches a missing key."""
     for w in wanted:
+        if w == "" and have is None:
+            return True
         try:
             if have is not None and float(have) == float(w):
                 return True
@@ -256,7 +266,25 @@ def cpu_sizes(data):
     return sizes
 
 
+def library_record(record, data):
+    """The library's record to compare `record` with: a variant that the chapter
+    reports with role vendor, measured in the same role, problem, input, size and
+    fraction p (a sweep's parameter)."""
+    libs = {r["variant"] for r in data["records"] if r["chapter"] == record["chapter"] and r["role"] == "vendor"}
+    for r in data["records"]:
+        if (r["variant"] in libs and r["chapter"] == record["chapter"] and r["role"] == record["role"]
+                and r["problem"] == record["problem"] and r.get("note", "") == record.get("note", "")
+                and r["n"] == record["n"] and r.get("extra", {}).get("p") == record.get("extra", {}).get("p")):
+            return r
+    return None
+
+
 def get(record, field, data=None):
+    if field == "vs_vendor" and record.get("vs_vendor") is None and data is not None:
+        lib = library_record(record, data)
+        if lib is None or lib is record or not lib.get("gbps") or record.get("gbps") is None:
+            return None
+        return record["gbps"] / lib["gbps"]
     if field.startswith("extra."):
         return record.get("extra", {}).get(field[6:])
     if field == "us_median":
@@ -292,6 +320,10 @@ def fmt(field, v):
         return f"{v:.0f}x" if v >= 100 else f"{v:.1f}x" if v >= 10 else f"{v:.2f}x" if v >= 0.1 else f"{v:.2g}x"
     if field == "extra.value":
         return f"{v:,.2f}"
+    if field == "extra.gvalues_s":
+        return fmt("gbps", v)
+    if field == "extra.bins":
+        return f"{v:,}"
     if field in ("sm_count", "l2_mb", "memory_gb"):
         return f"{v:,.1f}" if isinstance(v, float) and not v.is_integer() else f"{int(v):,}"
     if isinstance(v, float):
@@ -335,17 +367,23 @@ def one_table(rows, cols, data):
 
 
 def pivot_table(rows, attrs, data):
-    """rows=<field> down, pivot=<field> across, value=<field> in the cells."""
-    down, across, cell = attrs.get("rows", "n"), attrs["pivot"], attrs.get("value", "gbps")
+    """rows=<field> down, pivot=<field> across, value=<field> in the cells
+    (value=<field>,<field>: a column per field under each heading)."""
+    down, across = attrs.get("rows", "n"), attrs["pivot"]
+    fields = attrs.get("value", "gbps").split(",")
+    label = lambda c: HEADERS.get(c, c.removeprefix("extra."))  # noqa: E731
     keys = list(dict.fromkeys(get(r, down) for r in rows))
     heads = list(dict.fromkeys(str(get(r, across)) for r in rows))
-    cells = {(get(r, down), str(get(r, across))): get(r, cell, data) for r in rows}
-    lines = ["| " + " | ".join([HEADERS.get(down, down.removeprefix("extra."))] + heads) + " |",
-             "|" + "|".join([align(down)] + ["---:"] * len(heads)) + "|"]
+    cells = {(get(r, down), str(get(r, across)), c): get(r, c, data) for r in rows for c in fields}
+    cols = [(h, c) for h in heads for c in fields]
+    names = [h if len(fields) == 1 else f"{h} {label(c)}" for h, c in cols]
+    lines = ["| " + " | ".join([label(down)] + names) + " |",
+             "|" + "|".join([align(down)] + [align(c) for _, c in cols]) + "|"]
     for k in keys:
-        lines.append("| " + " | ".join([fmt(down, k)] + [fmt(cell, cells.get((k, h))) for h in heads]) + " |")
-    unit = HEADERS.get(cell, cell.removeprefix("extra."))
-    return "\n".join(lines) + f"\n\n*Cells: {unit}.*"
+        lines.append("| " + " | ".join([fmt(down, k)] + [fmt(c, cells.get((k, h, c))) for h, c in cols]) + " |")
+    if len(fields) > 1:
+        return "\n".join(lines)
+    return "\n".join(lines) + f"\n\n*Cells: {label(fields[0])}.*"
 
 
 def results_block(attrs, results, order, doc_path):
@@ -472,6 +510,14 @@ def value(attrs, data):
         v = evaluate(attrs, data)
         return format(v, attrs["fmt"]) if "fmt" in attrs else fmt("", v)
     field = attrs.get("field", "gbps")
+    if "agg" in attrs:
+        if attrs["agg"] not in ("min", "max"):
+            raise Failure(f"agg={attrs['agg']}: min or max")
+        rows = select(data["records"], attrs, default_roles=ALL_ROLES)
+        vals = [v for v in (get(r, field, data) for r in rows) if v is not None]
+        if not vals:
+            raise Missing(f"no record {attrs} has {field}")
+        return fmt(field, min(vals) if attrs["agg"] == "min" else max(vals))
     r = pick_one(data, attrs, "value marker")
     v = get(r, field, data)
     if v is None:
@@ -688,7 +734,8 @@ def draw_plot(attrs, series, results, path, title):
 
     y = attrs.get("y", "gbps")
     multi = len(series) > 1
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    outside = attrs.get("legend") == "right"
+    fig, ax = plt.subplots(figsize=(9.5 if outside else 8, 4.5), dpi=110)
     styles = ["-", "--", ":", "-."]
     for gi, (name, rows) in enumerate(series):
         data = results[name]
@@ -707,9 +754,9 @@ def draw_plot(attrs, series, results, path, title):
                              if str(get(r, key_field)) == key and get(r, y) is not None)
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ls=styles[gi % 4], label=key + tag)
             ax.set_xlabel(x.removeprefix("extra."))
-            if attrs.get("logx") == "1":
+            if attrs.get("logx") in ("1", "2"):
                 ax.set_xscale("log", base=2)
-                if x != "n":  # plain numbers for small counts; 2^k for sizes
+                if x != "n" and attrs["logx"] == "1":  # plain numbers for small counts; 2^k for sizes
                     from matplotlib.ticker import ScalarFormatter
                     ax.xaxis.set_major_formatter(ScalarFormatter())
         lines = attrs.get("lines", "").split(",")
@@ -739,7 +786,10 @@ def draw_plot(attrs, series, results, path, title):
     gpus = ", ".join(results[n]["meta"]["gpu"] for n, _ in series)
     ax.set_title(f"{title}\n{gpus}", fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    if outside:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+    else:
+        ax.legend(fontsize=7)
     fig.tight_layout()
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fig.savefig(path, metadata={"Software": None})
