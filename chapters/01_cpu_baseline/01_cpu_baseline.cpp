@@ -15,6 +15,7 @@
 // Bottleneck:    one core's load bandwidth for the sum and the histogram; cache
 //                misses on the strided side of the naive transpose; with all
 //                cores, the memory bandwidth of the host.
+// Checks:        cpu_checks.cpp (--verify-only): awkward sizes and thread counts.
 // Run:           build/chapters/01_cpu_baseline [--n 2^28] [--bytes 2^30]
 //                [--rows 16384 --cols 16384] [--verify-only] [--json]
 // Steps:         float-loop, double-loop, kahan-float, pairwise-float,
@@ -36,6 +37,7 @@
 #include "common/report.h"
 #include "common/timing.h"
 #include "common/verify.h"
+#include "cpu_baseline.h"
 
 namespace {
 
@@ -45,6 +47,10 @@ constexpr int64_t kLessonCount = 100000000;  // 1e8 copies of 1.23
 constexpr float kLessonValue = 1.23f;
 constexpr int64_t kPairwiseLeaf = 128;       // pairwise: a plain loop below this many values
 constexpr int64_t kTile = 32;                // blocked transpose: 32 x 32 floats stay in L1
+
+}  // namespace
+
+namespace ch01 {
 
 // --- sums: four orders of addition --------------------------------------------------
 
@@ -82,8 +88,6 @@ float sum_pairwise_float(const float* x, int64_t n) {
   const int64_t half = n / 2;
   return sum_pairwise_float(x, half) + sum_pairwise_float(x + half, n - half);
 }
-
-enum class Order { kFloatLoop, kDoubleLoop, kKahan, kPairwise };
 
 double sum_one_core(Order order, const float* x, int64_t n) {
   switch (order) {
@@ -191,8 +195,6 @@ void transpose_blocked(const float* in, float* out, int64_t rows, int64_t cols, 
   }
 }
 
-using TransposeRows = void (*)(const float*, float*, int64_t, int64_t, int64_t, int64_t);
-
 // All cores: each thread takes a band of whole tiles' rows; the bands write
 // disjoint columns of `out`.
 void transpose_on_threads(TransposeRows transpose, const float* in, float* out, int64_t rows, int64_t cols,
@@ -208,20 +210,15 @@ void transpose_on_threads(TransposeRows transpose, const float* in, float* out, 
 
 // --- the version tables: one row each; all_cores rows run on sw::host_threads() ---
 
-struct SumStep {
-  const char* name;
-  Order order;
-  bool all_cores;
-};
 // The lesson on 1e8 x 1.23f (one core), then the sum of mixed data.
-constexpr SumStep kAccuracySteps[] = {
+const std::vector<SumStep> kAccuracySteps = {
     {"float-loop", Order::kFloatLoop, false},
     {"double-loop", Order::kDoubleLoop, false},
     {"kahan-float", Order::kKahan, false},
     {"pairwise-float", Order::kPairwise, false},
 };
 constexpr const char* kDoubleDataStep = "double-data-double-loop";  // decimal 1.23 held as a double
-constexpr SumStep kSumSteps[] = {
+const std::vector<SumStep> kSumSteps = {
     {"sum-double-1core", Order::kDoubleLoop, false},
     {"sum-float-1core", Order::kFloatLoop, false},
     {"sum-kahan-float-1core", Order::kKahan, false},
@@ -230,22 +227,19 @@ constexpr SumStep kSumSteps[] = {
     {"sum-pairwise-float-all-cores", Order::kPairwise, true},
 };
 
-struct HistogramStep {
-  const char* name;
-  bool all_cores;
-};
-constexpr HistogramStep kHistogramSteps[] = {{"histogram-1core", false}, {"histogram-all-cores", true}};
+const std::vector<HistogramStep> kHistogramSteps = {{"histogram-1core", false}, {"histogram-all-cores", true}};
 
-struct TransposeStep {
-  const char* name;
-  TransposeRows transpose;
-  bool all_cores;
-};
-constexpr TransposeStep kTransposeSteps[] = {
+const std::vector<TransposeStep> kTransposeSteps = {
     {"transpose-naive-1core", transpose_naive, false},
     {"transpose-blocked-1core", transpose_blocked, false},
     {"transpose-blocked-all-cores", transpose_blocked, true},
 };
+
+}  // namespace ch01
+
+namespace {
+
+using namespace ch01;
 
 std::vector<std::string> step_names() {
   std::vector<std::string> names;
@@ -260,73 +254,6 @@ std::vector<std::string> step_names() {
 // One-core rows are the lesson; all-cores rows are what "vs CPU" compares with.
 const char* role(bool all_cores) { return all_cores ? "cpu" : "lesson"; }
 int64_t threads_of(bool all_cores) { return all_cores ? sw::host_threads() : 1; }
-
-// Thread counts the sweep tries for an all-cores step: odd splits, more slices
-// than values, and this host's count.
-std::vector<int64_t> sweep_threads(bool all_cores) {
-  std::vector<int64_t> counts = {1};
-  if (all_cores) counts = {2, 3, 7};
-  if (all_cores && sw::host_threads() > 3 && sw::host_threads() != 7) counts.push_back(sw::host_threads());
-  return counts;
-}
-
-// --- the correctness sweep: awkward sizes, every step, against exact answers --------
-
-int verify(sw::Report& report, uint64_t seed) {
-  // The lesson in small: 2^24 + 1 is not a float, so a float loop over 2^24 + 2
-  // ones stalls at 2^24; Kahan keeps the lost part in its compensation term.
-  {
-    const int64_t m = (int64_t{1} << 24) + 2;
-    const std::vector<float> ones(m, 1.0f);
-    report.check(sum_float_loop(ones.data(), m) == 16777216.0f, "float-loop stalls at 2^24 (2^24+2 ones)");
-    report.check(sum_double_loop(ones.data(), m) == static_cast<double>(m), "double-loop exact (2^24+2 ones)");
-    report.check(std::fabs(sum_kahan_float(ones.data(), m) - m) <= 2.0, "kahan-float within 2 (2^24+2 ones)");
-  }
-  for (int64_t size : {1, 2, 31, 32, 33, 127, 128, 129, 255, 256, 257, 1000, 65537, 1000003}) {
-    std::vector<float> x(size);
-    sw::host_fill_floats(x.data(), size, seed);
-    const double ref = sw::sum_pairwise_double(x.data(), size);  // the reference, in double
-    const double abs_sum = sw::sum_abs_double(x.data(), size);
-    for (const SumStep& s : kSumSteps)
-      for (int64_t threads : sweep_threads(s.all_cores)) {
-        const double got = sum_on_threads(s.order, x.data(), size, threads);
-        const double err = std::fabs(got - ref), bound = sum_bound(s.order, size, threads, abs_sum);
-        char detail[120];
-        std::snprintf(detail, sizeof detail, "got %.9g, want %.9g, error %.3g > bound %.3g", got, ref, err, bound);
-        const bool ok = std::isfinite(got) && err <= bound;
-        report.check(ok, std::string(s.name) + " n=" + std::to_string(size) + " threads=" + std::to_string(threads),
-                     ok ? "" : detail);
-      }
-
-    std::vector<uint8_t> b(size);
-    sw::host_fill_bytes(b.data(), size, seed, {sw::ByteDist::Mix, 7, 0.5});  // runs of equal bytes
-    uint64_t want[256] = {};
-    for (uint8_t v : b) ++want[v];
-    for (const HistogramStep& s : kHistogramSteps)
-      for (int64_t threads : sweep_threads(s.all_cores)) {
-        uint64_t bins[256];
-        std::fill(bins, bins + 256, ~uint64_t{0});  // poison
-        histogram_on_threads(b.data(), size, bins, threads);
-        report.check(sw::count_mismatches("bin", bins, want, 256) == 0,
-                     std::string(s.name) + " n=" + std::to_string(size) + " threads=" + std::to_string(threads));
-      }
-  }
-  for (auto [r, c] : {std::pair<int64_t, int64_t>{1, 1}, {1, 1003}, {1003, 1}, {33, 31}, {70, 131}, {100, 199}}) {
-    std::vector<float> in(r * c), got(r * c), want(r * c);
-    sw::host_fill_floats(in.data(), r * c, seed);
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) want[j * r + i] = in[i * c + j];
-    for (const TransposeStep& s : kTransposeSteps)
-      for (int64_t threads : sweep_threads(s.all_cores)) {
-        std::fill(got.begin(), got.end(), NAN);  // poison
-        transpose_on_threads(s.transpose, in.data(), got.data(), r, c, threads);
-        report.check(sw::count_mismatches("out", got.data(), want.data(), r * c) == 0,
-                     std::string(s.name) + " " + std::to_string(r) + "x" + std::to_string(c) +
-                         " threads=" + std::to_string(threads));
-      }
-  }
-  return report.exit_code();
-}
 
 }  // namespace
 
@@ -343,7 +270,7 @@ int main(int argc, char** argv) {
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
   sw::Report report(opt, 0.0, "01", "sum");
 
-  if (opt.verify_only) return verify(report, opt.seed);
+  if (opt.verify_only) return ch01::verify(report, opt.seed);  // cpu_checks.cpp
 
   // --- the accumulation lesson: 1e8 x 1.23f, one core ------------------------------
   {

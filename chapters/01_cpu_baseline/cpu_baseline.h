@@ -1,0 +1,52 @@
+// What 01_cpu_baseline.cpp and its checks (cpu_checks.cpp) share.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/report.h"
+
+namespace ch01 {
+
+// --- in 01_cpu_baseline.cpp: the loops and the version tables ---
+
+enum class Order { kFloatLoop, kDoubleLoop, kKahan, kPairwise };  // orders of addition
+
+float sum_float_loop(const float* x, int64_t n);
+double sum_double_loop(const float* x, int64_t n);
+float sum_kahan_float(const float* x, int64_t n);
+// `threads` contiguous slices, each summed in `order` on its own thread.
+double sum_on_threads(Order order, const float* x, int64_t n, int64_t threads);
+// The largest error `order` allows for n values in `threads` slices.
+double sum_bound(Order order, int64_t n, int64_t threads, double abs_sum);
+void histogram_on_threads(const uint8_t* bytes, int64_t n, uint64_t bins[256], int64_t threads);
+// Transposes rows [r0, r1) of in (rows x cols) into out (cols x rows).
+using TransposeRows = void (*)(const float* in, float* out, int64_t rows, int64_t cols, int64_t r0, int64_t r1);
+void transpose_on_threads(TransposeRows transpose, const float* in, float* out, int64_t rows, int64_t cols,
+                          int64_t threads);
+
+// One row each; all_cores rows run on sw::host_threads().
+struct SumStep {
+  const char* name;
+  Order order;
+  bool all_cores;
+};
+struct HistogramStep {
+  const char* name;
+  bool all_cores;
+};
+struct TransposeStep {
+  const char* name;
+  TransposeRows transpose;
+  bool all_cores;
+};
+extern const std::vector<SumStep> kSumSteps;
+extern const std::vector<HistogramStep> kHistogramSteps;
+extern const std::vector<TransposeStep> kTransposeSteps;
+
+// --- in cpu_checks.cpp ---
+
+// --verify-only: every step at awkward sizes and thread counts, against exact answers.
+int verify(sw::Report& report, uint64_t seed);
+
+}  // namespace ch01
