@@ -234,8 +234,9 @@ def host_cores():
 
 
 def git_commit():
+    """HEAD's short hash; a copy without .git (a GPU machine's) names it in STEPWISE_COMMIT."""
     p = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return p.stdout.strip() if p.returncode == 0 else "unknown"
+    return p.stdout.strip() if p.returncode == 0 else os.environ.get("STEPWISE_COMMIT", "unknown")
 
 
 def run_meta(device):
