@@ -23,7 +23,7 @@
 //
 // Any shape that fits in device memory: a kernel's grid has one block per tile
 // along x (up to 2^31 - 1 tiles) and at most 65535 along y; beyond that the
-// launchers start one more grid per 65535 tiles along y (see tile_grid). A loop
+// launchers start one grid per band of 65535 tiles along y (see for_each_band). A loop
 // over tiles inside the kernels would do the same, but it costs registers: the
 // compiler keeps every tile's addresses live across it (tile64: 142 instead of 80).
 #pragma once
@@ -125,27 +125,32 @@ inline dim3 grid_x(int64_t blocks) {
   return dim3(static_cast<unsigned>(blocks));
 }
 
-// The tiles along a side, as the unsigned count that a launcher loops over.
-inline unsigned tiles(int64_t side, int tile) {
-  const int64_t n = ceil_div(side, tile);
-  if (n > UINT_MAX - kMaxGridY) {  // a side of 2^37 elements or more: beyond any GPU's memory
-    std::fprintf(stderr, "error: %lld tiles along one side are more than a launcher counts\n",
-                 static_cast<long long>(n));
-    std::exit(kExitFailed);
-  }
-  return static_cast<unsigned>(n);
-}
-
-// The grid of a kernel that moves tile x tile pieces: x over the tiles along
-// x_side, y over those along y_side from tile y0 on, at most 65535 of them (grid.y's
-// limit). A launcher starts one such grid per 65535 tiles along y, passing y0 to
-// the kernel; one grid covers any y_side up to 65535 tiles:
-//   for (unsigned y0 = 0; y0 < tiles(y_side, kTile); y0 += kMaxGridY)
-//     kernel<<<tile_grid(x_side, y_side, kTile, y0), block>>>(in, out, rows, cols, y0);
-inline dim3 tile_grid(int64_t x_side, int64_t y_side, int tile, unsigned y0) {
+// Launches a kernel of tile x tile pieces over a matrix: grid.x over the tiles
+// along x_side, grid.y over those along y_side. grid.y holds at most 65535 tiles,
+// so a longer y_side is cut into bands of exactly 65535 tiles, one grid each, the
+// last band starting early enough to end at y_side (it overlaps the one before it,
+// whose elements it writes again with the same values). launch(first, grid) gets
+// the band's first element along y_side; it offsets the pointers by it, so the
+// kernels keep a plain blockIdx.y, and in a band blockIdx.y * tile + threadIdx.y
+// < y_side always holds. One grid covers any y_side up to 65535 tiles:
+//   sw::transpose::for_each_band(cols, rows, kTile, [&](int64_t r0, dim3 grid) {
+//     kernel<<<grid, block>>>(in + r0 * cols, out + r0, rows, cols);  // band of rows r0..
+//   });
+template <class Launch>
+void for_each_band(int64_t x_side, int64_t y_side, int tile, Launch launch) {
   dim3 grid = grid_x(ceil_div(x_side, tile));
-  grid.y = std::min(tiles(y_side, tile) - y0, kMaxGridY);
-  return grid;
+  const int64_t band = int64_t{kMaxGridY} * tile;  // elements along y_side in a full band
+  if (y_side <= band) {
+    grid.y = static_cast<unsigned>(ceil_div(y_side, tile));
+    launch(int64_t{0}, grid);
+    CHECK_LAUNCH();
+    return;
+  }
+  grid.y = kMaxGridY;
+  for (int64_t first = 0; first < y_side; first += band) {
+    launch(std::min(first, y_side - band), grid);
+    CHECK_LAUNCH();
+  }
 }
 
 // --- the copy ceiling: same launch shape as the chapters' first kernels -------------
@@ -155,19 +160,17 @@ constexpr int kCopyTile = 32;  // 32 x 32 threads, one element each, one 32 x 32
 // out = in, both rows x cols: every access coalesced. A transpose moves the same
 // bytes, so a transpose kernel of this launch shape cannot beat it.
 template <class T>
-__global__ void copy_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t rows, int64_t cols,
-                            unsigned tile_y0) {
-  const int64_t r = static_cast<int64_t>(tile_y0 + blockIdx.y) * kCopyTile + threadIdx.y;
+__global__ void copy_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t rows, int64_t cols) {
+  const int64_t r = static_cast<int64_t>(blockIdx.y) * kCopyTile + threadIdx.y;
   const int64_t c = static_cast<int64_t>(blockIdx.x) * kCopyTile + threadIdx.x;
   if (r < rows && c < cols) out[r * cols + c] = in[r * cols + c];
 }
 
 template <class T>
 void launch_copy(const T* in, T* out, int64_t rows, int64_t cols) {
-  for (unsigned y0 = 0; y0 < tiles(rows, kCopyTile); y0 += kMaxGridY) {  // one grid unless > 65535 tile rows
-    copy_kernel<<<tile_grid(cols, rows, kCopyTile, y0), dim3(kCopyTile, kCopyTile)>>>(in, out, rows, cols, y0);
-    CHECK_LAUNCH();
-  }
+  for_each_band(cols, rows, kCopyTile, [&](int64_t r0, dim3 grid) {  // one grid unless > 65535 tile rows
+    copy_kernel<<<grid, dim3(kCopyTile, kCopyTile)>>>(in + r0 * cols, out + r0 * cols, rows, cols);
+  });
 }
 
 // --- variants ------------------------------------------------------------------------
@@ -222,12 +225,15 @@ struct Buffers {
   explicit Buffers(int64_t capacity) : in(capacity), out(capacity), host_in(capacity), host_out(capacity) {}
   DeviceBuffer<T> in, out;
   PinnedBuffer<T> host_in, host_out;
+  uint64_t digest = 0;  // of the input as written: a kernel that writes into `in` is caught
 
   // New input for `shape` on the GPU; the host copy is what the checks compare with.
   void prepare(Shape shape, uint64_t seed) {
     fill(in.get(), shape.count(), seed);
     CUDA_CHECK(cudaMemcpy(host_in.get(), in.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
+    digest = device_digest(in.get(), shape.count() * sizeof(T));
   }
+  bool input_kept(Shape shape) const { return device_digest(in.get(), shape.count() * sizeof(T)) == digest; }
   void poison_out(Shape shape) { sw::poison(out.get(), shape.count() * sizeof(T)); }
   void read_out(Shape shape) {
     CUDA_CHECK(cudaMemcpy(host_out.get(), out.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
@@ -318,11 +324,15 @@ int64_t copy_mismatches(const T* in, const T* got, Shape s) {
   return all.print(s.cols);
 }
 
+// The output against the input, and the input against its digest (a kernel may
+// read `in` only). Returns "" when both hold, else why not.
 template <class T>
-bool check_output(const Variant<T>& v, const Buffers<T>& b, Shape s) {
+std::string output_error(const Variant<T>& v, const Buffers<T>& b, Shape s) {
   const int64_t bad = v.is_copy ? copy_mismatches(b.host_in.get(), b.host_out.get(), s)
                                 : transpose_mismatches(b.host_in.get(), b.host_out.get(), s);
-  return bad == 0;
+  if (bad > 0) return std::to_string(bad) + " of " + std::to_string(s.count()) + " elements wrong";
+  if (!b.input_kept(s)) return "input changed: " + v.name + " wrote into its input";
+  return "";
 }
 
 // --- --verify-only -------------------------------------------------------------------------
@@ -351,9 +361,24 @@ void verify(Report& report, const std::vector<Variant<T>>& variants, const std::
       v.run(b.in.get(), b.out.get(), s.rows, s.cols);
       CUDA_CHECK(cudaDeviceSynchronize());
       b.read_out(s);
-      report.check(check_output(v, b, s), v.name + " " + s.text() + " " + type);
+      const std::string error = output_error(v, b, s);
+      report.check(error.empty(), v.name + " " + s.text() + " " + type, error);
     }
   }
+}
+
+// --verify-only --large: the shapes of more than 2^31 elements, for our kernels only
+// (not cuBLAS, the plain copy or an anti-example). Proves their 64-bit indexing and
+// their bands past 65535 tile rows.
+template <class T>
+void verify_large(Report& report, const Gpu& gpu, const std::vector<Variant<T>>& variants, uint64_t seed) {
+  int64_t most = 0;
+  for (const Shape& s : large_shapes()) most = std::max(most, s.count());
+  sw::require_fits(gpu, "--large (elements)", most, 2.0 * sizeof(T));
+  std::vector<Variant<T>> ours;
+  for (const Variant<T>& v : variants)
+    if (v.large && v.name != "copy" && v.role != "anti-example") ours.push_back(v);
+  verify(report, ours, large_shapes(), seed, /*only_large=*/true);
 }
 
 // --- the benchmark -------------------------------------------------------------------------
@@ -376,7 +401,7 @@ void benchmark(Report& report, const CommonOptions& opt, const std::vector<Varia
       for (int i = 0; i < launches; ++i) v.run(b.in.get(), b.out.get(), s.rows, s.cols);
     });
     b.read_out(s);
-    Result r{v.name, s.count(), moved, t, check_output(v, b, s), role_override.empty() ? v.role : role_override};
+    Result r{v.name, s.count(), moved, t, output_error(v, b, s).empty(), role_override.empty() ? v.role : role_override};
     r.extra = {{"rows", static_cast<double>(s.rows)}, {"cols", static_cast<double>(s.cols)}};
     if (launches > 1) r.extra["launches"] = launches;
     r.note = note;

@@ -28,47 +28,44 @@ namespace {
 
 constexpr int kTile = 32;  // a 32 x 32 block moves a 32 x 32 tile, one element per thread
 
-// Both kernels: a grid of tiles, blockIdx.x along grid.x. Along y, blockIdx.y
-// counts from tile_y0: grid.y holds at most 65535 tiles, so the launchers start
-// one grid per 65535 tiles along y (a single grid for every side up to 2,097,120).
+// Both kernels: a grid of tiles, blockIdx.x along grid.x, blockIdx.y along y.
+// grid.y holds at most 65535 tiles, so past 2,097,120 elements along y the
+// launchers start one grid per band of 65535 tiles, the pointers offset to the
+// band's first row (or column): sw::transpose::for_each_band.
 
 // naive-read-coalesced: threadIdx.x walks along an INPUT row: reads coalesced,
 // writes strided by `rows`.
 __global__ void transpose_naive_read_coalesced(const float* __restrict__ in, float* __restrict__ out,
-                                               int64_t rows, int64_t cols, unsigned tile_y0) {
+                                               int64_t rows, int64_t cols) {
   // lab naive: begin
-  const int64_t r = static_cast<int64_t>(tile_y0 + blockIdx.y) * kTile + threadIdx.y;
+  const int64_t r = static_cast<int64_t>(blockIdx.y) * kTile + threadIdx.y;
   const int64_t c = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x;
   if (r < rows && c < cols) out[c * rows + r] = in[r * cols + c];
   // lab naive: end
 }
 
 void launch_naive_read_coalesced(const float* in, float* out, int64_t rows, int64_t cols) {
-  for (unsigned y0 = 0; y0 < sw::transpose::tiles(rows, kTile); y0 += sw::transpose::kMaxGridY) {
-    const dim3 grid = sw::transpose::tile_grid(cols, rows, kTile, y0);  // x: input columns, y: input rows
-    transpose_naive_read_coalesced<<<grid, dim3(kTile, kTile)>>>(in, out, rows, cols, y0);
-    CHECK_LAUNCH();
-  }
+  sw::transpose::for_each_band(cols, rows, kTile, [&](int64_t r0, dim3 grid) {  // x: input columns, y: input rows
+    transpose_naive_read_coalesced<<<grid, dim3(kTile, kTile)>>>(in + r0 * cols, out + r0, rows, cols);
+  });
 }
 
 // naive-write-coalesced: threadIdx.x walks along an OUTPUT row: writes coalesced,
 // reads strided by `cols`. The grid is laid over the output: x over its columns
 // (our rows), y over its rows (our columns).
 __global__ void transpose_naive_write_coalesced(const float* __restrict__ in, float* __restrict__ out,
-                                                int64_t rows, int64_t cols, unsigned tile_y0) {
+                                                int64_t rows, int64_t cols) {
   // lab naive: begin
-  const int64_t c = static_cast<int64_t>(tile_y0 + blockIdx.y) * kTile + threadIdx.y;
+  const int64_t c = static_cast<int64_t>(blockIdx.y) * kTile + threadIdx.y;
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x;
   if (r < rows && c < cols) out[c * rows + r] = in[r * cols + c];
   // lab naive: end
 }
 
 void launch_naive_write_coalesced(const float* in, float* out, int64_t rows, int64_t cols) {
-  for (unsigned y0 = 0; y0 < sw::transpose::tiles(cols, kTile); y0 += sw::transpose::kMaxGridY) {
-    const dim3 grid = sw::transpose::tile_grid(rows, cols, kTile, y0);  // x: input rows, y: input columns
-    transpose_naive_write_coalesced<<<grid, dim3(kTile, kTile)>>>(in, out, rows, cols, y0);
-    CHECK_LAUNCH();
-  }
+  sw::transpose::for_each_band(rows, cols, kTile, [&](int64_t c0, dim3 grid) {  // x: input rows, y: input columns
+    transpose_naive_write_coalesced<<<grid, dim3(kTile, kTile)>>>(in + c0, out + c0 * rows, rows, cols);
+  });
 }
 
 }  // namespace

@@ -31,13 +31,13 @@ namespace {
 
 constexpr int kTile = 32;  // 32 x 32 threads move one 32 x 32 tile, one element each
 
-// A grid of tiles: blockIdx.x is the tile column. blockIdx.y counts tile rows from
-// tile_y0: grid.y holds at most 65535, so the launcher starts one grid per 65535
-// tile rows (a single grid for up to 2,097,120 rows).
+// A grid of tiles: blockIdx.x is the tile column, blockIdx.y the tile row. grid.y
+// holds at most 65535, so past 2,097,120 rows the launcher starts one grid per band
+// of 65535 tile rows, the pointers offset to the band (sw::transpose::for_each_band).
 __global__ void transpose_shared_tile(const float* __restrict__ in, float* __restrict__ out, int64_t rows,
-                                      int64_t cols, unsigned tile_y0) {
+                                      int64_t cols) {
   __shared__ float tile[kTile][kTile];  // unpadded: a column of the tile lies in one bank
-  const int64_t row0 = static_cast<int64_t>(tile_y0 + blockIdx.y) * kTile;  // the tile's first input row
+  const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTile;  // the tile's first input row
   const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTile;            // and first input column
 
   // lab shared-tile: begin
@@ -54,11 +54,9 @@ __global__ void transpose_shared_tile(const float* __restrict__ in, float* __res
 }
 
 void launch_shared_tile(const float* in, float* out, int64_t rows, int64_t cols) {
-  for (unsigned y0 = 0; y0 < sw::transpose::tiles(rows, kTile); y0 += sw::transpose::kMaxGridY) {
-    const dim3 grid = sw::transpose::tile_grid(cols, rows, kTile, y0);  // x: input columns, y: input rows
-    transpose_shared_tile<<<grid, dim3(kTile, kTile)>>>(in, out, rows, cols, y0);
-    CHECK_LAUNCH();
-  }
+  sw::transpose::for_each_band(cols, rows, kTile, [&](int64_t r0, dim3 grid) {  // x: input columns, y: input rows
+    transpose_shared_tile<<<grid, dim3(kTile, kTile)>>>(in + r0 * cols, out + r0, rows, cols);
+  });
 }
 
 }  // namespace

@@ -36,7 +36,6 @@
 //                tile64-rows-grouped, double-tile32, double-tile32-grouped
 // Run:           build/chapters/11_transpose_padded [--rows 16384 --cols 16384]
 //                [--verify-only [--large]] [--json]
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,16 +59,16 @@ constexpr int kGroup = 16;                    // tile-columns per band in the gr
 constexpr int kNarrowRow = 32;                // elements of a row piece: 128 bytes of floats
 constexpr int kWideRow = 64;                  // elements of a row piece: 256 bytes of floats
 
-// The kernels of a 2-D grid: blockIdx.x is the tile column. blockIdx.y counts tile
-// rows from tile_y0: grid.y holds at most 65535, so a launcher starts one grid per
-// 65535 tile rows (a single grid for up to 65535 x 32 or x 64 rows).
+// The kernels of a 2-D grid: blockIdx.x is the tile column, blockIdx.y the tile
+// row. grid.y holds at most 65535, so past 65535 tile rows a launcher starts one
+// grid per band of them, the pointers offset to the band (for_each_band).
 
 // --- 1. padded ------------------------------------------------------------------------
 
 __global__ void transpose_padded(const float* __restrict__ in, float* __restrict__ out, int64_t rows,
-                                 int64_t cols, unsigned tile_y0) {
+                                 int64_t cols) {
   __shared__ float tile[kTile][kTile + kPad];  // the only change from chapter 10
-  const int64_t row0 = static_cast<int64_t>(tile_y0 + blockIdx.y) * kTile;
+  const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTile;
   const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTile;
   // lab shared-tile: begin
   const int64_t r = row0 + threadIdx.y, c = col0 + threadIdx.x;
@@ -81,11 +80,9 @@ __global__ void transpose_padded(const float* __restrict__ in, float* __restrict
 }
 
 void launch_padded(const float* in, float* out, int64_t rows, int64_t cols) {
-  for (unsigned y0 = 0; y0 < sw::transpose::tiles(rows, kTile); y0 += sw::transpose::kMaxGridY) {
-    const dim3 grid = sw::transpose::tile_grid(cols, rows, kTile, y0);  // x: input columns, y: input rows
-    transpose_padded<<<grid, dim3(kTile, kTile)>>>(in, out, rows, cols, y0);
-    CHECK_LAUNCH();
-  }
+  sw::transpose::for_each_band(cols, rows, kTile, [&](int64_t r0, dim3 grid) {  // x: input columns, y: input rows
+    transpose_padded<<<grid, dim3(kTile, kTile)>>>(in + r0 * cols, out + r0, rows, cols);
+  });
 }
 
 // --- 2-6 and the doubles: one tile body, moved by 256 threads ----------------------------
@@ -201,11 +198,10 @@ __device__ void move_tile(const T* __restrict__ in, T* __restrict__ out, int64_t
 }
 
 // The 2-D order: a 2-D grid, blockIdx.x along the input's columns, blockIdx.y
-// along its rows from tile row tile_y0 on.
+// along its rows.
 template <class T, int TILE, int V, int ROW>
-__device__ void transpose_2d_order(const T* __restrict__ in, T* __restrict__ out, int64_t rows, int64_t cols,
-                                   unsigned tile_y0) {
-  move_tile<T, TILE, V, ROW>(in, out, rows, cols, static_cast<int64_t>(tile_y0 + blockIdx.y) * TILE,
+__device__ void transpose_2d_order(const T* __restrict__ in, T* __restrict__ out, int64_t rows, int64_t cols) {
+  move_tile<T, TILE, V, ROW>(in, out, rows, cols, static_cast<int64_t>(blockIdx.y) * TILE,
                              static_cast<int64_t>(blockIdx.x) * TILE);
 }
 
@@ -226,57 +222,47 @@ __device__ void transpose_grouped_order(const T* __restrict__ in, T* __restrict_
 // --- 2. padded-32x8: the 32 x 32 padded tile, four elements per thread ---------------------
 
 __global__ void __launch_bounds__(kThreads)
-    transpose_padded_32x8(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols,
-                          unsigned tile_y0) {
-  transpose_2d_order<float, kTile, 1, kNarrowRow>(in, out, rows, cols, tile_y0);
+    transpose_padded_32x8(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols) {
+  transpose_2d_order<float, kTile, 1, kNarrowRow>(in, out, rows, cols);
 }
 
 void launch_padded_32x8(const float* in, float* out, int64_t rows, int64_t cols) {
-  for (unsigned y0 = 0; y0 < sw::transpose::tiles(rows, kTile); y0 += sw::transpose::kMaxGridY) {
-    const dim3 grid = sw::transpose::tile_grid(cols, rows, kTile, y0);
-    transpose_padded_32x8<<<grid, dim3(sw::kWarp, kWarps)>>>(in, out, rows, cols, y0);
-    CHECK_LAUNCH();
-  }
+  sw::transpose::for_each_band(cols, rows, kTile, [&](int64_t r0, dim3 grid) {
+    transpose_padded_32x8<<<grid, dim3(sw::kWarp, kWarps)>>>(in + r0 * cols, out + r0, rows, cols);
+  });
 }
 
 // --- 3. tile64 (anti-example): a 64 x 64 tile, sixteen scalar elements per thread ------------
 
 __global__ void __launch_bounds__(kThreads)
-    transpose_tile64(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols,
-                     unsigned tile_y0) {
-  transpose_2d_order<float, kWideTile, 1, kNarrowRow>(in, out, rows, cols, tile_y0);
+    transpose_tile64(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols) {
+  transpose_2d_order<float, kWideTile, 1, kNarrowRow>(in, out, rows, cols);
 }
 
 void launch_tile64(const float* in, float* out, int64_t rows, int64_t cols) {
-  for (unsigned y0 = 0; y0 < sw::transpose::tiles(rows, kWideTile); y0 += sw::transpose::kMaxGridY) {
-    const dim3 grid = sw::transpose::tile_grid(cols, rows, kWideTile, y0);
-    transpose_tile64<<<grid, dim3(sw::kWarp, kWarps)>>>(in, out, rows, cols, y0);
-    CHECK_LAUNCH();
-  }
+  sw::transpose::for_each_band(cols, rows, kWideTile, [&](int64_t r0, dim3 grid) {
+    transpose_tile64<<<grid, dim3(sw::kWarp, kWarps)>>>(in + r0 * cols, out + r0, rows, cols);
+  });
 }
 
 // --- 4. tile64-float4: the same tile, 16-byte loads and stores ---------------------------------
 
 __global__ void __launch_bounds__(kThreads)
-    transpose_tile64_float4(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols,
-                            unsigned tile_y0) {
-  transpose_2d_order<float, kWideTile, 4, kNarrowRow>(in, out, rows, cols, tile_y0);
+    transpose_tile64_float4(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols) {
+  transpose_2d_order<float, kWideTile, 4, kNarrowRow>(in, out, rows, cols);
 }
 
 void launch_tile64_float4(const float* in, float* out, int64_t rows, int64_t cols) {
-  for (unsigned y0 = 0; y0 < sw::transpose::tiles(rows, kWideTile); y0 += sw::transpose::kMaxGridY) {
-    const dim3 grid = sw::transpose::tile_grid(cols, rows, kWideTile, y0);
-    transpose_tile64_float4<<<grid, dim3(sw::kWarp, kWarps)>>>(in, out, rows, cols, y0);
-    CHECK_LAUNCH();
-  }
+  sw::transpose::for_each_band(cols, rows, kWideTile, [&](int64_t r0, dim3 grid) {
+    transpose_tile64_float4<<<grid, dim3(sw::kWarp, kWarps)>>>(in + r0 * cols, out + r0, rows, cols);
+  });
 }
 
 // The copy ceiling of tile64-float4's launch shape, vector width and pieces: out = in.
 __global__ void __launch_bounds__(kThreads)
-    copy_tile64_float4(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols,
-                       unsigned tile_y0) {
+    copy_tile64_float4(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols) {
   using Map = TileMap<kWideTile, 4, kNarrowRow>;
-  const int64_t row0 = static_cast<int64_t>(tile_y0 + blockIdx.y) * kWideTile;
+  const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kWideTile;
   const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kWideTile;
   const bool vector = cols % 4 == 0;
 #pragma unroll
@@ -296,27 +282,22 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 void launch_copy_tile64_float4(const float* in, float* out, int64_t rows, int64_t cols) {
-  for (unsigned y0 = 0; y0 < sw::transpose::tiles(rows, kWideTile); y0 += sw::transpose::kMaxGridY) {
-    const dim3 grid = sw::transpose::tile_grid(cols, rows, kWideTile, y0);
-    copy_tile64_float4<<<grid, dim3(sw::kWarp, kWarps)>>>(in, out, rows, cols, y0);
-    CHECK_LAUNCH();
-  }
+  sw::transpose::for_each_band(cols, rows, kWideTile, [&](int64_t r0, dim3 grid) {
+    copy_tile64_float4<<<grid, dim3(sw::kWarp, kWarps)>>>(in + r0 * cols, out + r0 * cols, rows, cols);
+  });
 }
 
 // --- 5. tile64-rows: a float2 per lane, one 256-byte row segment per warp instruction ----------
 
 __global__ void __launch_bounds__(kThreads)
-    transpose_tile64_rows(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols,
-                          unsigned tile_y0) {
-  transpose_2d_order<float, kWideTile, 2, kWideRow>(in, out, rows, cols, tile_y0);
+    transpose_tile64_rows(const float* __restrict__ in, float* __restrict__ out, int64_t rows, int64_t cols) {
+  transpose_2d_order<float, kWideTile, 2, kWideRow>(in, out, rows, cols);
 }
 
 void launch_tile64_rows(const float* in, float* out, int64_t rows, int64_t cols) {
-  for (unsigned y0 = 0; y0 < sw::transpose::tiles(rows, kWideTile); y0 += sw::transpose::kMaxGridY) {
-    const dim3 grid = sw::transpose::tile_grid(cols, rows, kWideTile, y0);
-    transpose_tile64_rows<<<grid, dim3(sw::kWarp, kWarps)>>>(in, out, rows, cols, y0);
-    CHECK_LAUNCH();
-  }
+  sw::transpose::for_each_band(cols, rows, kWideTile, [&](int64_t r0, dim3 grid) {
+    transpose_tile64_rows<<<grid, dim3(sw::kWarp, kWarps)>>>(in + r0 * cols, out + r0, rows, cols);
+  });
 }
 
 // --- 6. tile64-rows-grouped: the same tiles in the grouped order -------------------------------
@@ -337,17 +318,14 @@ void launch_tile64_rows_grouped(const float* in, float* out, int64_t rows, int64
 // conflict-free (a 64-bit access is served as two half-warps) ------------------------------------
 
 __global__ void __launch_bounds__(kThreads)
-    transpose_double_tile32(const double* __restrict__ in, double* __restrict__ out, int64_t rows, int64_t cols,
-                            unsigned tile_y0) {
-  transpose_2d_order<double, kTile, 1, kNarrowRow>(in, out, rows, cols, tile_y0);
+    transpose_double_tile32(const double* __restrict__ in, double* __restrict__ out, int64_t rows, int64_t cols) {
+  transpose_2d_order<double, kTile, 1, kNarrowRow>(in, out, rows, cols);
 }
 
 void launch_double_tile32(const double* in, double* out, int64_t rows, int64_t cols) {
-  for (unsigned y0 = 0; y0 < sw::transpose::tiles(rows, kTile); y0 += sw::transpose::kMaxGridY) {
-    const dim3 grid = sw::transpose::tile_grid(cols, rows, kTile, y0);
-    transpose_double_tile32<<<grid, dim3(sw::kWarp, kWarps)>>>(in, out, rows, cols, y0);
-    CHECK_LAUNCH();
-  }
+  sw::transpose::for_each_band(cols, rows, kTile, [&](int64_t r0, dim3 grid) {
+    transpose_double_tile32<<<grid, dim3(sw::kWarp, kWarps)>>>(in + r0 * cols, out + r0, rows, cols);
+  });
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -404,18 +382,8 @@ int main(int argc, char** argv) {
   std::vector<DoubleVariant> doubles = {sw::transpose::vendor_variant<double>(blas)};
   doubles.insert(doubles.end(), double_steps.begin(), double_steps.end());
 
-  if (opt.verify_only && t.large) {
-    // More than 2^31 elements: proves the 64-bit indexing of our kernels and their
-    // grids past 65535 tile rows. The double kernels share the float kernels' bodies
-    // (only T differs), so floats keep this test to ~2 x 8.6 GB of device and pinned
-    // host memory.
-    int64_t most = 0;
-    for (const auto& s : sw::transpose::large_shapes()) most = std::max(most, s.count());
-    sw::require_fits(gpu, "--large (elements)", most, 2.0 * sizeof(float));
-    std::vector<FloatVariant> ours;
-    for (const auto& v : floats)
-      if (v.large && v.name != "copy" && v.role != "anti-example") ours.push_back(v);
-    sw::transpose::verify(report, ours, sw::transpose::large_shapes(), opt.seed, /*only_large=*/true);
+  if (opt.verify_only && t.large) {  // floats only: the double kernels share their bodies (~2 x 8.6 GB)
+    sw::transpose::verify_large(report, gpu, floats, opt.seed);
     return report.exit_code();
   }
   if (opt.verify_only) {
