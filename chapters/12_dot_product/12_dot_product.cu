@@ -24,7 +24,8 @@
 //                extra host copy into a staging buffer).
 // Precision:     float accumulation against a double reference; the bound is
 //                gamma_depth * sum |x_i y_i| with the depth of each version below.
-// Checks:        dot_checks.cpp (--verify-only). The C ABI and its Python test: abi/.
+// Checks:        dot_checks.cpp (--verify-only; the CPU reference and baselines too).
+//                The C ABI and its Python test: abi/.
 // Run:           build/chapters/12_dot_product [--n 2^28] [--verify-only] [--json]
 //                (without --n the benchmark runs at 2^28 and at 2^20)
 #include <cublas_v2.h>
@@ -133,6 +134,10 @@ struct Dot {
     std::copy(hy.begin(), hy.end(), py.get());
     CUDA_CHECK(cudaMemcpy(x.get(), px.get(), n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(y.get(), py.get(), n * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  // Of x and y on the device: a version may read them only.
+  uint64_t input_digest() const {
+    return sw::device_digest(x.get(), x.bytes()) + 3 * sw::device_digest(y.get(), y.bytes());
   }
 
   int64_t n;
@@ -282,27 +287,6 @@ float run_once(const Version& v, Dot& d) {
   return answer(v, d);
 }
 
-// The CPU baselines: one double accumulator on one core (a lesson), and the same
-// loop on every core over contiguous slices, the slice sums added in order ("vs CPU").
-double dot_serial_double(const float* x, const float* y, int64_t n) {
-  double s = 0;
-  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * y[i];
-  return s;
-}
-double dot_all_cores_double(const float* x, const float* y, int64_t n) {
-  const int64_t parts = sw::host_threads();
-  std::vector<double> partial(static_cast<size_t>(parts), 0.0);
-  sw::parallel_for(parts, [&](int64_t b, int64_t e) {
-    for (int64_t p = b; p < e; ++p) {
-      const int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
-      partial[p] = dot_serial_double(x + lo, y + lo, hi - lo);
-    }
-  }, 1);
-  double s = 0;
-  for (double v : partial) s += v;
-  return s;
-}
-
 // --- benchmark --------------------------------------------------------------------------------
 
 // Every version: poisoned result, one checked run, the timed runs, the last one checked again.
@@ -355,11 +339,11 @@ void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n, bool
   }
   if (time_cpu) {  // the CPU baselines, once each
     double got = 0;
-    sw::Timing t = sw::time_cpu(0, 1, [&] { got = dot_serial_double(d.hx.data(), d.hy.data(), n); });
+    sw::Timing t = sw::time_cpu(0, 1, [&] { got = ch12::dot_serial_double(d.hx.data(), d.hy.data(), n); });
     sw::Result serial{"cpu-serial-double", n, bytes, t, sw::check_sum(got, ref.value, ref.abs_sum, 1, n).ok, "lesson"};
     serial.extra = {{"threads", 1.0}};
     report.add(serial);
-    t = sw::time_cpu(0, 1, [&] { got = dot_all_cores_double(d.hx.data(), d.hy.data(), n); });
+    t = sw::time_cpu(0, 1, [&] { got = ch12::dot_all_cores_double(d.hx.data(), d.hy.data(), n); });
     const int64_t threads = sw::host_threads();
     sw::Result all{"cpu-all-cores-double", n, bytes, t,
                    sw::check_sum(got, ref.value, ref.abs_sum, threads, n).ok, "cpu"};
@@ -375,8 +359,10 @@ std::vector<ch12::Answer> ch12::run_every_version(const float* x, const float* y
   std::copy(x, x + n, d.hx.begin());
   std::copy(y, y + n, d.hy.begin());
   d.upload();
+  const uint64_t digest = d.input_digest();
   std::vector<Answer> answers;
-  for (const Version& v : kVersions) answers.push_back({v.name, run_once(v, d), v.depth(d)});
+  for (const Version& v : kVersions)
+    answers.push_back({v.name, run_once(v, d), v.depth(d), d.input_digest() == digest});
   return answers;
 }
 

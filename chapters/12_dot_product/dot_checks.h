@@ -16,6 +16,7 @@ struct Answer {
   std::string name;
   double got = 0;     // the dot product it returned
   int64_t depth = 0;  // the longest chain of float roundings, for the error bound
+  bool input_kept = true;  // x and y on the device are as uploaded after the run
 };
 // Every row of the version table (kernel-only and end-to-end) on x and y: n floats
 // each, in host memory.
@@ -28,6 +29,11 @@ struct DotRef {
   double abs_sum = 0;  // sum |x_i y_i|, for the bound
 };
 DotRef dot_reference(const float* x, const float* y, int64_t n);  // on all cores
+
+// The CPU baselines: one double accumulator on one core (a lesson), and the same
+// loop on every core over contiguous slices, the slice sums added in order ("vs CPU").
+double dot_serial_double(const float* x, const float* y, int64_t n);
+double dot_all_cores_double(const float* x, const float* y, int64_t n);
 
 // --verify-only: every version at 18 sizes, on random and on exact-integer data.
 int verify(sw::Report& report, uint64_t seed);

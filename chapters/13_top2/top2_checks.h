@@ -28,6 +28,7 @@ inline bool same(const Top2& a, const Top2& b) {
 struct Answer {
   const char* name;
   Top2 got;
+  bool input_kept;  // d_x is as it was before the run
 };
 // Every row of the version table (CUB and the steps) on d_x (device, n >= 2), each
 // on a poisoned result.

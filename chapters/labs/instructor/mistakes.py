@@ -74,6 +74,8 @@ MISTAKES = {
         Mistake("plain-add", CH07, "atomicAdd(&hist[in[i]], HistCount{1});", "hist[in[i]] += 1;", "FAIL", "", "5"),
         Mistake("one-block-stride", CH07, "const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;",
                 "const int64_t stride = blockDim.x;", "FAIL|TIMEOUT"),
+        Mistake("writes-its-input", CH07, "atomicAdd(&hist[in[i]], HistCount{1});",
+                "atomicAdd(&hist[in[i]], HistCount{1}), const_cast<uint8_t*>(in)[i] = 0;", "FAIL", "input changed", "8"),
         Mistake("wild-write", CH07, "    atomicAdd(&hist[in[i]], HistCount{1});\n",
                 "    atomicAdd(&hist[in[i] + (int64_t{1} << 40)], HistCount{1});\n", "CRASH", "CUDA error", "10"),
     ],
@@ -89,6 +91,9 @@ MISTAKES = {
         Mistake("swapped-index", CH09, "out[c * rows + r] = in[r * cols + c];", "out[c * cols + r] = in[r * cols + c];",
                 "FAIL|CRASH|SANITIZER", "", "6"),
         Mistake("no-edge-guard", CH09, "if (r < rows && c < cols) out", "out", "FAIL|CRASH|SANITIZER", "", "6"),
+        Mistake("writes-its-input", CH09, "out[c * rows + r] = in[r * cols + c];",
+                "out[c * rows + r] = in[r * cols + c], const_cast<float*>(in)[r * cols + c] = 0.0f;", "FAIL",
+                "input changed", "8"),
         Mistake("guards-one-side", CH09, "if (r < rows && c < cols) out", "if (r < rows) out", "FAIL|CRASH|SANITIZER"),
     ],
     "shared-tile": [
@@ -104,6 +109,9 @@ MISTAKES = {
                 "", "FAIL", "", "6"),  # the checks also start at odd offsets: no clean tail class
         Mistake("one-block-stride", CH12, "for (int64_t i = first; i < n4; i += threads)",
                 "for (int64_t i = first; i < n4; i += kBlock)", "FAIL"),
+        Mistake("writes-its-input", CH12, "const float4 a = x4[i], b = y4[i];",
+                "const float4 a = x4[i], b = y4[i];\n    const_cast<float4*>(x4)[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);",
+                "FAIL", "input changed", "8"),
         Mistake("wrong-lane", CH12, "acc.y = fmaf(a.y, b.y, acc.y);", "acc.y = fmaf(a.y, b.x, acc.y);", "FAIL"),
     ],
     "top2-merge": [
