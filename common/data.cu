@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "check.h"
 #include "cuda_utils.cuh"
@@ -94,15 +95,19 @@ __global__ void digest_kernel(const unsigned char* p, size_t bytes, unsigned lon
 
 uint64_t device_digest(const void* d, size_t bytes) {
   constexpr int kThreads = 256;
-  unsigned long long* out = nullptr;
-  CUDA_CHECK(cudaMalloc(&out, sizeof *out));
+  // One 8-byte sum per device, kept for the process: the checks call this after
+  // every run, and an allocation each time is slow under compute-sanitizer.
+  static std::map<int, unsigned long long*> sums;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  unsigned long long*& out = sums[device];
+  if (out == nullptr) CUDA_CHECK(cudaMalloc(&out, sizeof *out));
   CUDA_CHECK(cudaMemset(out, 0, sizeof *out));
   const int blocks = static_cast<int>(std::min<size_t>(ceil_div(static_cast<int64_t>(bytes / 8 + 1), kThreads), 4096));
   digest_kernel<<<blocks, kThreads>>>(static_cast<const unsigned char*>(d), bytes, out);
   CHECK_LAUNCH();
   unsigned long long h = 0;
   CUDA_CHECK(cudaMemcpy(&h, out, sizeof h, cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaFree(out));
   return h;
 }
 
