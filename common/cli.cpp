@@ -95,20 +95,21 @@ Cli::Cli(std::string program, std::string summary)
   add_flag("--list", &list_requested_, "print the program's steps, one per line, and exit");
 }
 
-// One body for both integer widths: parse, range-check, store.
-template <class Int>
-Cli::Option Cli::integer_option(const std::string& name, Int* target, int64_t lo, int64_t hi,
-                           const std::string& help) {
+// One body for every option with a range: parse, range-check, store.
+template <class Parsed, class Target>
+Cli::Option Cli::ranged_option(const std::string& name, Target* target, Parsed lo, Parsed hi,
+                               const std::string& help, bool (*parse)(const std::string&, Parsed*),
+                               const char* kind) {
   Option o;
   o.name = name;
   o.help = help;
   o.range = range_text(lo, hi);
   const std::string range = o.range;
   o.set = [=](const std::string& v) -> std::string {
-    int64_t x;
-    if (!parse_integer(v, &x) || x < lo || x > hi)
-      return name + " expects an integer from " + range + ", got '" + v + "'";
-    *target = static_cast<Int>(x);
+    Parsed x;
+    if (!parse(v, &x) || x < lo || x > hi)
+      return name + " expects " + kind + " from " + range + ", got '" + v + "'";
+    *target = static_cast<Target>(x);
     return "";
   };
   return o;
@@ -116,28 +117,16 @@ Cli::Option Cli::integer_option(const std::string& name, Int* target, int64_t lo
 
 void Cli::add_int(const std::string& name, int64_t* target, int64_t lo, int64_t hi,
                   const std::string& help) {
-  options_.push_back(integer_option(name, target, lo, hi, help));
+  options_.push_back(ranged_option<int64_t>(name, target, lo, hi, help, parse_integer, "an integer"));
 }
 
 void Cli::add_int(const std::string& name, int* target, int lo, int hi, const std::string& help) {
-  options_.push_back(integer_option(name, target, lo, hi, help));
+  options_.push_back(ranged_option<int64_t>(name, target, lo, hi, help, parse_integer, "an integer"));
 }
 
 void Cli::add_number(const std::string& name, double* target, double lo, double hi,
                      const std::string& help) {
-  Option o;
-  o.name = name;
-  o.help = help;
-  o.range = range_text(lo, hi);
-  const std::string range = o.range;
-  o.set = [=](const std::string& v) -> std::string {
-    double x;
-    if (!parse_number(v, &x) || x < lo || x > hi)
-      return name + " expects a number from " + range + ", got '" + v + "'";
-    *target = x;
-    return "";
-  };
-  options_.push_back(o);
+  options_.push_back(ranged_option<double>(name, target, lo, hi, help, parse_number, "a number"));
 }
 
 void Cli::add_flag(const std::string& name, bool* target, const std::string& help) {

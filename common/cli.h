@@ -83,9 +83,10 @@ class Cli {
     std::function<std::string(const std::string&)> set;  // "" or an error
   };
   Option* find(const std::string& name);
-  template <class Int>
-  static Option integer_option(const std::string& name, Int* target, int64_t lo, int64_t hi,
-                               const std::string& help);
+  template <class Parsed, class Target>
+  static Option ranged_option(const std::string& name, Target* target, Parsed lo, Parsed hi,
+                              const std::string& help, bool (*parse)(const std::string&, Parsed*),
+                              const char* kind);
 
   std::string program_, summary_;
   std::vector<Option> options_;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "check.h"
 #include "device.h"
@@ -137,18 +138,22 @@ std::string device_json(const Gpu& gpu) {
   add("copy_gbps", json_number(gpu.copy_gbps));
   add("driver", "\"" + version_text(d.driver_version) + "\"");
   add("runtime", "\"" + version_text(d.runtime_version) + "\"");
-  add("warp_size", json_or_null(d.warp_size));
-  add("max_threads_per_sm", json_or_null(d.max_threads_per_sm));
-  add("max_threads_per_block", json_or_null(d.max_threads_per_block));
-  add("max_blocks_per_sm", json_or_null(d.max_blocks_per_sm));
-  add("regs_per_sm", json_or_null(d.regs_per_sm));
-  add("regs_per_block", json_or_null(d.regs_per_block));
-  add("smem_per_sm_bytes", json_or_null(d.smem_per_sm_bytes));
-  add("smem_per_block_bytes", json_or_null(d.smem_per_block_bytes));
-  add("smem_per_block_optin_bytes", json_or_null(d.smem_per_block_optin_bytes));
-  add("mem_bus_bits", json_or_null(d.mem_bus_bits));
-  add("mem_clock_mhz", json_or_null(d.mem_clock_mhz));
-  add("sm_clock_mhz", json_or_null(d.sm_clock_mhz));
+  // The limits the docs' tables quote; null where the driver did not report one.
+  using Field = int DeviceInfo::*;
+  static constexpr std::pair<const char*, Field> kLimits[] = {
+      {"warp_size", &DeviceInfo::warp_size},
+      {"max_threads_per_sm", &DeviceInfo::max_threads_per_sm},
+      {"max_threads_per_block", &DeviceInfo::max_threads_per_block},
+      {"max_blocks_per_sm", &DeviceInfo::max_blocks_per_sm},
+      {"regs_per_sm", &DeviceInfo::regs_per_sm},
+      {"regs_per_block", &DeviceInfo::regs_per_block},
+      {"smem_per_sm_bytes", &DeviceInfo::smem_per_sm_bytes},
+      {"smem_per_block_bytes", &DeviceInfo::smem_per_block_bytes},
+      {"smem_per_block_optin_bytes", &DeviceInfo::smem_per_block_optin_bytes},
+      {"mem_bus_bits", &DeviceInfo::mem_bus_bits},
+      {"mem_clock_mhz", &DeviceInfo::mem_clock_mhz},
+      {"sm_clock_mhz", &DeviceInfo::sm_clock_mhz}};
+  for (const auto& [key, field] : kLimits) add(key, json_or_null(d.*field));
   return s + "}";
 }
 

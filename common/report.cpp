@@ -26,15 +26,16 @@ std::string param_label(const std::string& key) {
   return key;
 }
 
-// 256, 0.25: plain digits (a block of 1024 reads better as 1024 than as 2^10).
-std::string param_value(double v) {
+// A whole number as plain digits (a block of 1024 reads better as 1024 than as
+// 2^10), anything else in the given printf format.
+std::string number_text(double v, const char* fraction_format) {
   char buf[32];
-  if (v == std::floor(v) && std::fabs(v) < 1e15)
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%g", v);
+  const bool whole = v == std::floor(v) && std::fabs(v) < 1e15;
+  std::snprintf(buf, sizeof buf, whole ? "%.0f" : fraction_format, v);
   return buf;
 }
+
+std::string param_value(double v) { return number_text(v, "%g"); }
 
 }  // namespace
 
@@ -81,15 +82,7 @@ std::string json_quote(const std::string& s) {
   return out + "\"";
 }
 
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[32];
-  if (v == std::floor(v) && std::fabs(v) < 1e15)
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.12g", v);
-  return buf;
-}
+std::string json_number(double v) { return std::isfinite(v) ? number_text(v, "%.12g") : "null"; }
 
 Report::Report(const CommonOptions& opt, double copy_gbps, std::string chapter, std::string problem)
     : opt_(opt), copy_gbps_(copy_gbps), chapter_(std::move(chapter)), problem_(std::move(problem)) {}

@@ -20,16 +20,12 @@ build=${1:?usage: $0 <build_dir>}
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 exe="$build/chapters/09_transpose_naive"
 shape=(--verify-only --rows 8192 --cols 8192)
-metrics=l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
-metrics+=,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
-metrics+=,l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct
-metrics+=,l1tex__t_sector_hit_rate.pct
-metrics+=,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
-metrics+=,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum
-metrics+=,lts__t_sectors_srcunit_tex_op_read.sum
-metrics+=,lts__t_sectors_srcunit_tex_op_write.sum
-metrics+=,dram__bytes_read.sum
-metrics+=,dram__bytes_write.sum
+metrics=""
+for op in ld st; do  # requests and sectors of global loads and stores in L1
+  metrics+=l1tex__t_requests_pipe_lsu_mem_global_op_$op.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_$op.sum,
+done
+metrics+=l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct,l1tex__t_sector_hit_rate.pct
+for dir in read write; do metrics+=,lts__t_sectors_srcunit_tex_op_$dir.sum,dram__bytes_$dir.sum; done
 metrics+=,gpu__time_duration.sum
 
 # Runs ncu on the first launch of the kernel named $1 and prints the kernel line and

@@ -10,14 +10,8 @@
 set -euo pipefail
 build=${1:?usage: $0 <build_dir>}
 exe="$build/chapters/11_transpose_padded"
-metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
-metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
-metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
-metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
-metrics+=,smsp__inst_executed_op_shared_ld.sum
-metrics+=,smsp__inst_executed_op_shared_st.sum
-metrics+=,smsp__inst_executed_op_global_ld.sum
-metrics+=,smsp__inst_executed_op_global_st.sum
+source "$(dirname "$0")/10_transpose_shared.sh"  # shared_metrics
+metrics=${shared_metrics}smsp__inst_executed_op_global_ld.sum,smsp__inst_executed_op_global_st.sum
 metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed
 echo "# ncu on 11_transpose_padded, 4096 x 4096, one launch of each transpose kernel of ours"
 ncu --clock-control none --metrics "$metrics" -k 'regex:transpose_(padded|tile64|double_tile32)' -c 8 \
