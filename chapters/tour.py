@@ -234,9 +234,11 @@ def host_cores():
 
 
 def git_commit():
-    """HEAD's short hash; a copy without .git (a GPU machine's) names it in STEPWISE_COMMIT."""
+    """HEAD's short hash, or STEPWISE_COMMIT where set: a GPU machine's copy may lack .git or hold a stale one."""
+    if os.environ.get("STEPWISE_COMMIT"):
+        return os.environ["STEPWISE_COMMIT"]
     p = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return p.stdout.strip() if p.returncode == 0 else os.environ.get("STEPWISE_COMMIT", "unknown")
+    return p.stdout.strip() if p.returncode == 0 else "unknown"
 
 
 def run_meta(device):
