@@ -331,8 +331,12 @@ def fmt(field, v):
     return str(v)
 
 
-def source_line(name, data, doc_path):
+def source_line(name, data, doc_path, rows=()):
+    """The table's source; rows from one chapter take that chapter's run (its date and copy ceiling)."""
     m = data["meta"]
+    chapters = {r["chapter"] for r in rows}
+    if len(chapters) == 1:
+        m = {**m, **m.get("runs", {}).get(chapters.pop(), {})}
     link = os.path.relpath(os.path.join(RESULTS, name + ".json"), os.path.dirname(doc_path))
     return (f"*Measured on {m['gpu']} ({m['sm_count']} SMs), CUDA {m['runtime_cuda']}, {m['date']}; "
             f"measured copy ceiling {fmt('gbps', m['copy_gbps'])} GB/s. Source: [{link}]({link}).*")
@@ -399,10 +403,10 @@ def results_block(attrs, results, order, doc_path):
         if not rows:
             continue
         if "pivot" in attrs:
-            body = pivot_table(rows, attrs, data) + "\n\n" + source_line(name, data, doc_path)
+            body = pivot_table(rows, attrs, data) + "\n\n" + source_line(name, data, doc_path, rows)
         else:
             cols = attrs["cols"].split(",") if "cols" in attrs else default_cols(rows, attrs)
-            body = one_table(rows, cols, data) + "\n\n" + source_line(name, data, doc_path)
+            body = one_table(rows, cols, data) + "\n\n" + source_line(name, data, doc_path, rows)
         if shown == 0:
             parts.append("\n" + body + "\n")
         else:
