@@ -3,6 +3,7 @@
 //   sw::kWarp, sw::kFullMask          a warp's width and the mask of all its lanes
 //   sw::ceil_div(a, b)                blocks needed to cover a elements, b per block
 //   sw::sm_count()                    the current GPU's SMs (asked once, then cached)
+//   sw::cc_major()                    its compute capability's major number (9 on H100/H200)
 //   sw::resident_grid(kernel, block)  blocks that fit at once: one full wave
 //   sw::read(d) / sw::read(d, n)      copy one value / n values back to the host
 //   sw::PinnedBuffer<T>               page-locked host memory, freed on scope exit
@@ -37,6 +38,18 @@ inline int sm_count() {
     device = now;
   }
   return count;
+}
+
+// The current device's compute capability, major number (9 for 9.0), cached the same way.
+inline int cc_major() {
+  static int device = -1, major = 0;
+  int now = 0;
+  CUDA_CHECK(cudaGetDevice(&now));
+  if (now != device) {
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, now));
+    device = now;
+  }
+  return major;
 }
 
 // Blocks of `kernel` resident per SM at this block size and dynamic shared memory

@@ -18,7 +18,15 @@
 //                       can change from run to run. Not deterministic.
 //   single-pass-last-block  one launch, and deterministic: each block writes its
 //                       sum, and the last block to finish (a ticket counter) adds
-//                       them all in a fixed order. Made for small sums.
+//                       them all in a fixed order. Made for small sums. Its
+//                       ticket is one acquire-release atomic; the classic two
+//                       __threadfence()s are measured beside it in the small sums.
+//                The small sums are launches more than bytes. Two more steps launch
+//                with programmatic dependent launch (compute capability 9.0): the
+//                next kernel in the stream starts while this one runs, and waits
+//                on the GPU, not in a queue, for its results (pdl_wait):
+//   two-pass-pdl                two-pass, both kernels launched that way
+//   single-pass-last-block-pdl  single-pass-last-block, launched that way
 // Why faster:    per element, a load and an add; the tree, its __syncthreads and
 //                the block sums are paid once per block of ~n / grid elements.
 // Bottleneck:    DRAM bandwidth: the goal is cub::DeviceReduce::Sum, measured in
@@ -27,9 +35,12 @@
 //                2^20 floats the launches dominate: the small-sum rows time each
 //                sum alone, back to back and in a CUDA graph, against an empty
 //                kernel and CUB (problem "sum-latency").
-// Steps:         two-pass, single-pass-atomic, single-pass-last-block
+// Steps:         two-pass, single-pass-atomic, single-pass-last-block, two-pass-pdl,
+//                single-pass-last-block-pdl
 // Run:           build/chapters/06_reduce_thread_overload [--n 2^28] [--block 256]
 //                [--blocks-per-sm N] [--variant two-pass] [--verify-only [--large]] [--json]
+#include <cuda/atomic>
+
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -62,21 +73,36 @@ const char* const kLatencyProblem = "sum-latency";
 // --- the kernels beside reduce_overload -------------------------------------------------
 
 // single-pass-last-block: each block writes its sum to partials[b]; the last block
-// to take a ticket adds them all, in the same order whichever block it is.
-template <int kBlock>
+// to take a ticket adds them all, in the same order whichever block it is. The
+// ticket orders the memory: kFences, the classic form, puts a full fence
+// (__threadfence) before taking it and another after; kAcqRel takes it with one
+// atomic that releases this block's sum and acquires every earlier block's, which
+// is all the pattern needs.
+enum class Ticket { kFences, kAcqRel };
+
+template <int kBlock, Ticket kTicket, bool kPdl = false>
 __global__ void __launch_bounds__(kBlock) reduce_last_block(const float* __restrict__ x, int64_t n, float* partials,
                                                            unsigned* ticket, float* out) {
+  if constexpr (kPdl) {
+    ch06::pdl_wait();
+    ch06::pdl_release();
+  }
   const float sum = block_sum<kBlock>(thread_sum<kBlock>(x, n));
   __shared__ bool last;
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = sum;
-    __threadfence();  // the sum reaches every block before the ticket does
-    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    if constexpr (kTicket == Ticket::kFences) {
+      __threadfence();  // the sum reaches every block before the ticket does
+      last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    } else {
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> t(*ticket);
+      last = t.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
+    }
   }
-  __syncthreads();
+  __syncthreads();  // the block sees what its thread 0 acquired
   if (!last) return;
-  __threadfence();  // every other block's sum is visible now: read them from L2 (__ldcg), not L1
-  float v = 0.0f;
+  if constexpr (kTicket == Ticket::kFences) __threadfence();  // every other block's sum is visible now
+  float v = 0.0f;  // read from L2 (__ldcg), where the other blocks' sums are, not from L1
   for (int64_t b = threadIdx.x; b < gridDim.x; b += kBlock) v += __ldcg(partials + b);
   v = block_sum<kBlock>(v);
   if (threadIdx.x == 0) {
@@ -124,12 +150,52 @@ void launch_single_pass_atomic(const rd::Sum& s) {
   });
 }
 
+template <Ticket kTicket>
 void launch_single_pass_last_block(const rd::Sum& s) {
   const int64_t blocks = grid(s);
   rd::dispatch_block(s.block, [&](auto b) {
     constexpr int kB = decltype(b)::value;
-    reduce_last_block<kB><<<rd::grid_size(blocks), kB, 0, s.stream>>>(s.x, s.n, s.partials, s.ticket, s.out);
+    reduce_last_block<kB, kTicket><<<rd::grid_size(blocks), kB, 0, s.stream>>>(s.x, s.n, s.partials, s.ticket, s.out);
     CHECK_LAUNCH();
+  });
+}
+
+// Launches kernel<<<grid, block, 0, stream>>>(args...) with programmatic dependent
+// launch allowed (compute capability 9.0 and up; below it, a plain launch): it may
+// start while the kernel before it in the stream still runs (see ch06::pdl_wait).
+template <class... Params, class... Args>
+void launch_pdl(void (*kernel)(Params...), int64_t grid, int block, cudaStream_t stream, Args... args) {
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(rd::grid_size(grid));
+  config.blockDim = dim3(static_cast<unsigned>(block));
+  config.stream = stream;
+  config.attrs = &attr;
+  config.numAttrs = sw::cc_major() >= 9 ? 1 : 0;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...));
+  CHECK_LAUNCH();
+}
+
+// two-pass-pdl: two-pass, both kernels launched with programmatic dependent launch.
+void launch_two_pass_pdl(const rd::Sum& s) {
+  const int64_t blocks = grid(s);
+  rd::dispatch_block(s.block, [&](auto b) {
+    constexpr int kB = decltype(b)::value;
+    constexpr auto kernel = reduce_overload<kB, Finish::kPartials, ch06::kUnroll, true>;
+    launch_pdl(kernel, blocks, kB, s.stream, s.x, s.n, s.partials);
+    launch_pdl(kernel, 1, kB, s.stream, s.partials, blocks, s.out);
+  });
+}
+
+// single-pass-last-block-pdl: the acquire-release ticket, launched the same way.
+void launch_single_pass_last_block_pdl(const rd::Sum& s) {
+  const int64_t blocks = grid(s);
+  rd::dispatch_block(s.block, [&](auto b) {
+    constexpr int kB = decltype(b)::value;
+    launch_pdl(reduce_last_block<kB, Ticket::kAcqRel, true>, blocks, kB, s.stream, s.x, s.n, s.partials, s.ticket,
+               s.out);
   });
 }
 
@@ -163,8 +229,15 @@ int64_t depth_single_pass_last_block(const rd::Sum& s) {
 const std::vector<rd::Step> kSteps = {
     {"two-pass", launch_two_pass<>, depth_two_pass<>, "step", rd::kSameBits},
     {"single-pass-atomic", launch_single_pass_atomic, depth_single_pass_atomic},
-    {"single-pass-last-block", launch_single_pass_last_block, depth_single_pass_last_block, "step", rd::kSameBits},
+    {"single-pass-last-block", launch_single_pass_last_block<Ticket::kAcqRel>, depth_single_pass_last_block, "step",
+     rd::kSameBits},
+    {"two-pass-pdl", launch_two_pass_pdl, depth_two_pass<>, "step", rd::kSameBits},
+    {"single-pass-last-block-pdl", launch_single_pass_last_block_pdl, depth_single_pass_last_block, "step",
+     rd::kSameBits},
 };
+// Only in the small sums: single-pass-last-block with the classic two fences.
+const rd::Step kLastBlockFences = {"single-pass-last-block-fences", launch_single_pass_last_block<Ticket::kFences>,
+                                   depth_single_pass_last_block, "step", rd::kSameBits};
 // Only in a sweep: two-pass with one float4 load in flight per thread.
 const rd::Step kTwoPassUnroll1 = {"two-pass-unroll1", launch_two_pass<1>, depth_two_pass<1>, "step", rd::kSameBits};
 
@@ -192,6 +265,7 @@ int verify_all(rd::Setup& s, int blocks_per_sm) {
     if (!s.full_sweep || blocks_per_sm) continue;
     const rd::Config wave{s.block, full_wave(s.block)};
     rd::verify(s.report, kTwoPassUnroll1, in, wave);
+    rd::verify(s.report, kLastBlockFences, in, wave);
     // The grid does not change the answer (beyond rounding): the extremes of the range.
     if (size >= 65537)
       for (int bpsm : {1, rd::kMaxBlocksPerSm})
@@ -262,6 +336,7 @@ void small_sums(rd::Setup& s, int bpsm) {
       if (mode == rd::Mode::kAlone && n != kLatencyN) continue;
       std::vector<sw::Result> rows = {rd::measure_cub(s.opt, in, mode)};
       for (const rd::Step& step : kSteps) rows.push_back(rd::measure(s.opt, step, in, {s.block, bpsm}, mode));
+      rows.push_back(rd::measure(s.opt, kLastBlockFences, in, {s.block, bpsm}, mode));
       for (sw::Result& r : rows) {
         if (mode == rd::Mode::kAlone) {
           r.note = "n=2^20";  // roles vendor and step, as at 2^28

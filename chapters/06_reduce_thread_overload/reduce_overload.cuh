@@ -2,12 +2,13 @@
 // instead of copying it: chapter 12 (the dot product) and chapter 14 (the sum
 // sharded across GPUs) include this file.
 //
-// reduce_overload<kBlock, kFinish, kUnroll> sums x[0, n) with gridDim.x * kBlock
+// reduce_overload<kBlock, kFinish, kUnroll, kPdl> sums x[0, n) with gridDim.x * kBlock
 // threads: a grid-stride loop of kUnroll independent float4 loads per thread, a
 // scalar tail for the last n % 4 floats (thread_sum), then a warp-shuffle tree per
 // block (block_sum).
 //   Finish::kPartials  block b writes its sum to out[b]   (a second launch adds them)
 //   Finish::kAtomic    every block atomicAdd()s into out[0] (zero it first)
+//   kPdl               launched with programmatic dependent launch (see pdl_wait)
 #pragma once
 
 #include <algorithm>
@@ -76,9 +77,29 @@ __device__ __forceinline__ float thread_sum(const float* __restrict__ x, int64_t
   // lab grid-stride: end
 }
 
-template <int kBlock, Finish kFinish, int kUnroll = ch06::kUnroll>
+// Programmatic dependent launch (compute capability 9.0; below it these do nothing).
+// A kernel launched with the attribute (launch_pdl in chapter 06) may start while the
+// kernel before it in the stream still runs. It must not touch memory before
+// pdl_wait(), which returns once that kernel has finished and its writes are visible;
+// pdl_release() lets the kernel after it start launching now.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
+}
+__device__ __forceinline__ void pdl_release() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
+template <int kBlock, Finish kFinish, int kUnroll = ch06::kUnroll, bool kPdl = false>
 __global__ void __launch_bounds__(kBlock) reduce_overload(const float* __restrict__ x, int64_t n,
                                                          float* __restrict__ out) {
+  if constexpr (kPdl) {
+    pdl_wait();
+    pdl_release();
+  }
   const float sum = block_sum<kBlock>(thread_sum<kBlock, kUnroll>(x, n));
   if (threadIdx.x == 0) {
     if constexpr (kFinish == Finish::kAtomic)

@@ -12,6 +12,8 @@
 //                  packed16          two 16-bit counters per 32-bit word, twice the bins; each
 //                                    atomic returns the old word, and the add that wraps a
 //                                    counter hands 2^16 to global memory
+//                  packed16-batch    + 16 atomics, then one test of all their returned words
+//                                    (an OR), instead of a test and a branch after each
 //                  packed16-hot      + each warp elects a hot bin, and its lanes count that bin
 //                                    in a register: repeated values stop queuing on one word
 //                  cluster-dsmem     the Programming Guide's design: a cluster of 2 to 16 blocks
@@ -20,7 +22,7 @@
 //                  cluster-packed16  the same with packed 16-bit counters (2^20 bins fit in 16 SMs)
 //                  partition         beyond one SM's bins: pass 1 sorts each tile's values by
 //                                    slice of 65,536 bins into global memory, pass 2 counts each
-//                                    slice in one block with packed16-hot
+//                                    slice in one block with packed16-hot's counting
 //                  auto              what a library would ship: shared32 where 32-bit counters
 //                                    fit in one block, packed16-hot where 16-bit ones do, else
 //                                    partition
@@ -30,11 +32,12 @@
 //                (DSMEM) atomic crosses the SM-to-SM network for every value; the partition
 //                pass moves 2 bytes per value through DRAM instead, in 16-byte stores.
 // Bottleneck:    global atomics: the L2's atomic units; shared memory: the atomic unit (bank
-//                conflicts on uniform values, one word on repeated values, and for packed
-//                counters the returned words); clusters: the remote atomics; partition:
-//                DRAM traffic (4 + 2 + 2 bytes per 32-bit value) and the tile sort.
-// Steps:         global-atomic, global-match, shared32, packed16, packed16-hot, cluster-dsmem,
-//                cluster-packed16, partition, auto
+//                conflicts on uniform values, one word on repeated values) and, for packed
+//                counters, the instructions that test the returned words; clusters: the
+//                remote atomics; partition: DRAM traffic (4 + 2 + 2 bytes per 32-bit value)
+//                and the tile sort.
+// Steps:         global-atomic, global-match, shared32, packed16, packed16-batch, packed16-hot,
+//                cluster-dsmem, cluster-packed16, partition, auto
 // Run:           build/chapters/15_many_bins_histogram [--n 2^28] [--bins B --dist
 //                uniform|equal|mix|image --value V --p P] [--step NAME] [--offset K]
 //                [--verify-only [--large]] [--json]
@@ -76,6 +79,7 @@ constexpr int kBlockThreads = 1024;       // the shared-memory kernels: one bloc
 constexpr int kHotLanes = 16;             // packed16-hot: lanes that must agree with lane 0 to elect a hot bin
 constexpr uint32_t kFlushAt = 0x8000;     // packed16-hot: a register count this large goes to shared memory
 constexpr uint32_t kNoBin = 0xFFFFFFFFu;  // "no hot bin yet"
+constexpr int kBatchValues = 16;          // packed16-batch: atomics issued before their words are looked at
 // 32-bit shared counters (shared32, cluster-dsmem): no block or cluster may count 2^32
 // values. The launchers give each at most this many.
 constexpr int64_t kMaxValuesPerBlock = int64_t{1} << 31;
@@ -193,11 +197,53 @@ __device__ __noinline__ void hand_over_wrap(uint32_t bin, uint32_t old, uint32_t
     atomicAdd(&hist[bin + 1], (old >> 16) == 0xFFFFu ? HistCount{0xFFFF} : ~HistCount{0});
 }
 
+// packed_add in two halves: the atomic, and the look at the word it returned.
+__device__ __forceinline__ uint32_t packed_issue(uint32_t* words, uint32_t local, uint32_t k) {
+  return atomicAdd(&words[local >> 1], k << ((local & 1) * 16));
+}
+__device__ __forceinline__ bool packed_wrapped(uint32_t old, uint32_t local, uint32_t k) {
+  return ((old >> ((local & 1) * 16)) & 0xFFFFu) + k > 0xFFFFu;
+}
+
 __device__ __forceinline__ void packed_add(uint32_t* words, uint32_t local, uint32_t bin, uint32_t k, uint32_t bins,
                                            HistCount* hist) {
-  const uint32_t shift = (local & 1) * 16;
-  const uint32_t old = atomicAdd(&words[local >> 1], k << shift);
-  if (((old >> shift) & 0xFFFFu) + k > 0xFFFFu) hand_over_wrap(bin, old, bins, hist);
+  const uint32_t old = packed_issue(words, local, k);
+  if (packed_wrapped(old, local, k)) hand_over_wrap(bin, old, bins, hist);
+}
+
+// +1 for every value of v[] (with kSkipHot, all but those of bin `hot`, which it
+// only counts), kBatchValues atomics at a time. A +1 wraps a field only if the field
+// was 0xFFFF, so the batch first ORs the words its atomics returned: only when some
+// field in them is 2^15 or more (rare unless one bin is hot) does it look at each
+// word exactly. packed_add's look costs about as many instructions as the atomic.
+template <class T, bool kSkipHot>
+__device__ __forceinline__ uint32_t packed_add_batch(uint32_t* words, uint32_t bins, HistCount* hist,
+                                                     const uint4 (&v)[kUnroll], uint32_t hot = kNoBin) {
+  constexpr int kValues = kUnroll * kPerVec<T>;
+  static_assert(kValues % kBatchValues == 0, "whole batches per step");
+  const auto bin_at = [&](int i) { return bin_of_key(key_at<T>(v[i / kPerVec<T>], i % kPerVec<T>), bins); };
+  uint32_t hits = 0;
+#pragma unroll
+  for (int first = 0; first < kValues; first += kBatchValues) {
+    uint32_t old[kBatchValues];
+    uint32_t seen = 0;
+#pragma unroll
+    for (int i = 0; i < kBatchValues; ++i) {
+      const uint32_t bin = bin_at(first + i);
+      const bool counted = !kSkipHot || bin != hot;
+      hits += !counted;
+      old[i] = counted ? packed_issue(words, bin, 1) : 0u;
+      seen |= old[i];
+    }
+    if (seen & 0x80008000u) {
+#pragma unroll
+      for (int i = 0; i < kBatchValues; ++i) {
+        const uint32_t bin = bin_at(first + i);
+        if (packed_wrapped(old[i], bin, 1)) hand_over_wrap(bin, old[i], bins, hist);
+      }
+    }
+  }
+  return hits;
 }
 
 // --- adding up the blocks' counters ----------------------------------------------------
@@ -300,12 +346,7 @@ int64_t smem_optin() {
   return bytes;
 }
 
-bool has_clusters() {
-  int device = 0, major = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  return major >= 9;
-}
+bool has_clusters() { return sw::cc_major() >= 9; }
 
 // Lets `kernel` use all the shared memory a block can opt in to (less its static part).
 template <class Kernel>
@@ -494,12 +535,50 @@ void launch_packed16(const Job& j) {
 }
 
 // =========================================================================================
-// Step 5: packed16-hot. Once per step of the main loop the warp votes: when at least
+// Step 5: packed16-batch. The same counters; the main loop's values go through
+// packed_add_batch: kBatchValues atomics, then one test of all their returned words,
+// instead of a test and a branch after every atomic.
+// =========================================================================================
+
+template <class T>
+struct Packed16BatchCounter {
+  uint32_t* words;
+  uint32_t bins;
+  HistCount* hist;
+  __device__ void add(uint32_t key) {
+    const uint32_t bin = bin_of_key(key, bins);
+    packed_add(words, bin, bin, 1, bins, hist);
+  }
+  __device__ void step(const uint4 (&v)[kUnroll]) { packed_add_batch<T, false>(words, bins, hist, v); }
+};
+
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads)
+count_packed16_batch(const T* __restrict__ in, int64_t n, uint32_t bins, HistCount* __restrict__ hist,
+                     uint32_t* __restrict__ partials, uint32_t* __restrict__ row_base) {
+  extern __shared__ uint32_t words[];  // [(bins + 1) / 2]
+  const int64_t nwords = (int64_t{bins} + 1) / 2;
+  for (int64_t i = threadIdx.x; i < nwords; i += kBlockThreads) words[i] = 0;
+  __syncthreads();
+  Packed16BatchCounter<T> counter{words, bins, hist};
+  count_input<T, kBlockThreads>(in, n, counter);
+  __syncthreads();
+  store_row(words, nwords, partials, row_base, 0);
+}
+
+void launch_packed16_batch(const Job& j) {
+  j.value_bits == 16 ? packed16_with<uint16_t>(j, count_packed16_batch<uint16_t>)
+                     : packed16_with<uint32_t>(j, count_packed16_batch<uint32_t>);
+}
+
+// =========================================================================================
+// Step 6: packed16-hot. Once per step of the main loop the warp votes: when at least
 // kHotLanes lanes hold lane 0's first bin, that bin becomes the warp's hot bin. Each
 // lane then counts the hot bin in a register and sends only the other values to
-// shared memory; the register count goes there in one add of up to kFlushAt + 31,
-// when it grows large, when the hot bin changes, and at the end. Uniform values
-// rarely elect anything and pay only a compare per value.
+// shared memory (packed_add_batch, as packed16-batch); the register count goes there
+// in one add of up to kFlushAt + 31, when it grows large, when the hot bin changes,
+// and at the end. Uniform values rarely elect anything: a warp without a hot bin
+// takes packed16-batch's path, without a compare per value.
 // =========================================================================================
 
 template <class T>
@@ -532,16 +611,11 @@ struct PackedHotCounter {
   }
   __device__ void step(const uint4 (&v)[kUnroll]) {
     elect(bin_of_key(key_at<T>(v[0], 0), bins));
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-      for (int k = 0; k < kPerVec<T>; ++k) {
-        const uint32_t bin = bin_of_key(key_at<T>(v[u], k), bins);
-        if (bin == hot)
-          ++count;
-        else
-          packed_add(words, bin, bin, 1, bins, hist);
-      }
+    if (hot == kNoBin) {  // the same in the whole warp: no compare per value while nothing is hot
+      packed_add_batch<T, false>(words, bins, hist, v);
+      return;
+    }
+    count += packed_add_batch<T, true>(words, bins, hist, v, hot);
     if (count >= kFlushAt) flush();  // at most kFlushAt - 1 + kUnroll * 8 < 2^16
   }
 };
@@ -567,7 +641,7 @@ void launch_packed16_hot(const Job& j) {
 }
 
 // =========================================================================================
-// Steps 6 and 7: cluster-dsmem and cluster-packed16, the CUDA Programming Guide's
+// Steps 7 and 8: cluster-dsmem and cluster-packed16, the CUDA Programming Guide's
 // distributed shared memory histogram. A cluster of k blocks splits the bins into k
 // slices, one per block; every value is an atomic add on the shared memory of the
 // block that owns its bin, through cluster.map_shared_rank. cluster.sync() after the
@@ -738,7 +812,7 @@ void launch_cluster_packed16(const Job& j) {
 }
 
 // =========================================================================================
-// Step 8: partition. Bins beyond one SM are split into slices of 2^16 bins (a slice's
+// Step 9: partition. Bins beyond one SM are split into slices of 2^16 bins (a slice's
 // packed counters fill 128 KiB). Pass 1 reads each tile of 8192 values, counts the
 // warp's hot bin in registers (as packed16-hot) and sorts the other values by slice in
 // shared memory; the tile's sorted values, as 16-bit indices within their slice, go
@@ -920,13 +994,18 @@ count_partitions(const uint16_t* __restrict__ values, const uint16_t* __restrict
           hot = lead;
           hot_count = 0;
         }
+        uint32_t old[kCountUnroll], seen = 0;  // as packed_add_batch
 #pragma unroll
         for (int u = 0; u < kCountUnroll; ++u) {
-          if (x[u] == kNoBin) continue;
-          if (x[u] == hot)
-            ++hot_count;
-          else
-            packed_add(words, x[u], first_bin + x[u], 1, bins, hist);
+          const bool valid = x[u] != kNoBin, is_hot = valid && x[u] == hot;
+          hot_count += is_hot;
+          old[u] = valid && !is_hot ? packed_issue(words, x[u], 1) : 0u;
+          seen |= old[u];
+        }
+        if (seen & 0x80008000u) {
+#pragma unroll
+          for (int u = 0; u < kCountUnroll; ++u)
+            if (packed_wrapped(old[u], x[u], 1)) hand_over_wrap(first_bin + x[u], old[u], bins, hist);
         }
         if (hot_count >= kFlushAt) {
           packed_add(words, hot, first_bin + hot, hot_count, bins, hist);
@@ -981,7 +1060,7 @@ void partition(const Job& j) {
 void launch_partition(const Job& j) { j.value_bits == 16 ? partition<uint16_t>(j) : partition<uint32_t>(j); }
 
 // =========================================================================================
-// Step 9: auto, the choice a library would make from the bin count and the GPU alone:
+// Step 10: auto, the choice a library would make from the bin count and the GPU alone:
 // shared32 while 32-bit counters fit in one block's shared memory (its +1 atomics need
 // no answer), packed16-hot while 16-bit ones do, partition beyond.
 // =========================================================================================
@@ -1014,6 +1093,7 @@ const Step kSteps[] = {
     {"global-match", launch_global_match, always},
     {"shared32", launch_shared32, fits_shared32},
     {"packed16", launch_packed16, fits_packed16},
+    {"packed16-batch", launch_packed16_batch, fits_packed16},
     {"packed16-hot", launch_packed16_hot, fits_packed16},
     {"cluster-dsmem", launch_cluster_dsmem, fits_cluster<false>, true},
     {"cluster-packed16", launch_cluster_packed16, fits_cluster<true>, true},
