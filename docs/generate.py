@@ -727,7 +727,7 @@ def plot_block(attrs, results, order, doc_path, draw):
         raise Missing("no records match")
     if draw:
         draw_plot(attrs, series, results, os.path.join(PLOTS, file), title)
-    sources = "\n".join(source_line(n, results[n], doc_path) for n, _ in series)
+    sources = "\n".join(source_line(n, results[n], doc_path, rows) for n, rows in series)
     return f"\n![{title or file}]({rel})\n\n" + sources + "\n"
 
 
