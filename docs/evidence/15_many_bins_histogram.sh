@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Evidence for chapter 15: where each step's atomics go, at 65,536 bins (16-bit
 # values, 2^25 = 64 MiB) and 2^20 bins (32-bit values, 2^24 = 64 MiB), on uniform
-# values and on all values equal. For every kernel of every step (each cluster size
+# values and on all values equal; and at 32,768 bins on uniform values, where 32-bit
+# and packed counters both fit. For every kernel of every step (each cluster size
 # that fits), its first launch: time; shared-memory atomic instructions, the
 # wavefronts they took and their bank conflicts (shared32, packed16*, partition);
 # generic atomic instructions, which is what an atomic on a cluster block's shared
@@ -13,7 +14,7 @@
 # (cudaOccupancyMaxActiveClusters) times the cluster size. A metric this Nsight
 # Compute does not know is left out.
 #
-#   bash docs/evidence/15_many_bins_histogram.sh <build_dir>   (about 2 minutes on an H200)
+#   bash docs/evidence/15_many_bins_histogram.sh <build_dir>   (about 3 minutes on an H200)
 set -euo pipefail
 build=${1:?usage: $0 <build_dir>}
 exe="$build/chapters/15_many_bins_histogram"
@@ -96,3 +97,7 @@ for dist in uniform equal; do
   profile --bins 2^20 --dist "$dist" --n 2^24
   echo
 done
+
+# Where 32-bit and packed counters both fit: the instructions each pays per atomic.
+echo "== 15, --bins 32768 --dist uniform --n 2^25"
+profile --bins 32768 --dist uniform --n 2^25
