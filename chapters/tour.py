@@ -263,13 +263,22 @@ def write_results(device, records, replaced, seconds, partial):
     os.makedirs(RESULTS_DIR, exist_ok=True)
     base = os.path.join(RESULTS_DIR, slug(device["name"]))
     old, old_meta = [], {}
+    now = run_meta(device)
     if os.path.exists(base + ".json"):
         with open(base + ".json") as f:
             data = json.load(f)
-        old = [r for r in data["records"] if r["chapter"] not in replaced]
         old_meta = data.get("meta", {})
+        # A chapter measured on more GPUs than this machine has (chapter 14 on a
+        # two-GPU machine) keeps that run: this one measured less of it.
+        for ch in sorted(replaced):
+            before = old_meta.get("runs", {}).get(ch, {}).get("gpu_count") or 0
+            if before > (now.get("gpu_count") or 0):
+                print(f"chapter {ch}: the results hold its run on {before} GPUs; kept (this machine has "
+                      f"{now.get('gpu_count')})")
+                replaced = replaced - {ch}
+                records = [r for r in records if r["chapter"] != ch]
+        old = [r for r in data["records"] if r["chapter"] not in replaced]
     merged = add_ratios(sorted(old + records, key=lambda r: r["chapter"]))  # stable: keeps run order
-    now = run_meta(device)
     if partial and old_meta:
         # Keep the full run's meta; the GPU model's figures are the same, so fill in any it lacks.
         meta = dict(old_meta)
