@@ -28,29 +28,24 @@ constexpr unsigned kFullMask = 0xffffffffu;
 
 __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The number of SMs of the current device. The one place that asks.
-inline int sm_count() {
-  static int device = -1, count = 0;
+// An attribute of the current device, asked once per device and then cached.
+template <cudaDeviceAttr kAttr>
+int device_attribute() {
+  static int device = -1, value = 0;
   int now = 0;
   CUDA_CHECK(cudaGetDevice(&now));
   if (now != device) {
-    CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, now));
+    CUDA_CHECK(cudaDeviceGetAttribute(&value, kAttr, now));
     device = now;
   }
-  return count;
+  return value;
 }
 
-// The current device's compute capability, major number (9 for 9.0), cached the same way.
-inline int cc_major() {
-  static int device = -1, major = 0;
-  int now = 0;
-  CUDA_CHECK(cudaGetDevice(&now));
-  if (now != device) {
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, now));
-    device = now;
-  }
-  return major;
-}
+// The number of SMs of the current device. The one place that asks.
+inline int sm_count() { return device_attribute<cudaDevAttrMultiProcessorCount>(); }
+
+// The current device's compute capability, major number (9 for 9.0).
+inline int cc_major() { return device_attribute<cudaDevAttrComputeCapabilityMajor>(); }
 
 // Blocks of `kernel` resident per SM at this block size and dynamic shared memory
 // (at least 1), and the grid of one full wave: that many blocks on every SM.
