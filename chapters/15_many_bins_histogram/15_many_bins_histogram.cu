@@ -77,6 +77,7 @@ constexpr int kUnroll = 4;                // 16-byte loads per thread per step o
 constexpr int kGlobalThreads = 256;       // global-atomic, global-match
 constexpr int kBlockThreads = 1024;       // the shared-memory kernels: one block per SM once the bins fill it
 constexpr int kHotLanes = 16;             // packed16-hot: lanes that must agree with lane 0 to elect a hot bin
+constexpr int kColdLanes = 8;             // packed16-hot: fewer lanes than this on the hot bin drop it
 constexpr uint32_t kFlushAt = 0x8000;     // packed16-hot: a register count this large goes to shared memory
 constexpr uint32_t kNoBin = 0xFFFFFFFFu;  // "no hot bin yet"
 constexpr int kBatchValues = 16;          // packed16-batch: atomics issued before their words are looked at
@@ -573,7 +574,8 @@ void launch_packed16_batch(const Job& j) {
 
 // =========================================================================================
 // Step 6: packed16-hot. Once per step of the main loop the warp votes: when at least
-// kHotLanes lanes hold lane 0's first bin, that bin becomes the warp's hot bin. Each
+// kHotLanes lanes hold lane 0's first bin, that bin becomes the warp's hot bin (until
+// another wins a vote, or fewer than kColdLanes lanes' first values hold it). Each
 // lane then counts the hot bin in a register and sends only the other values to
 // shared memory (packed_add_batch, as packed16-batch); the register count goes there
 // in one add of up to kFlushAt + 31, when it grows large, when the hot bin changes,
@@ -607,6 +609,9 @@ struct PackedHotCounter {
     if (lead != hot && __popc(agree) >= kHotLanes) {
       flush();
       hot = lead;
+    } else if (hot != kNoBin && __popc(__ballot_sync(kFullMask, mine == hot)) < kColdLanes) {
+      flush();  // the hot bin has cooled: its compare per value no longer pays
+      hot = kNoBin;
     }
   }
   __device__ void step(const uint4 (&v)[kUnroll]) {
