@@ -620,14 +620,7 @@ struct PackedHotCounter {
       packed_add_batch<T, false>(words, bins, hist, v);
       return;
     }
-    constexpr uint32_t kValues = kUnroll * kPerVec<T>;
-    uint32_t hits = 0;
-#pragma unroll
-    for (int i = 0; i < kValues; ++i) hits += bin_of_key(key_at<T>(v[i / kPerVec<T>], i % kPerVec<T>), bins) == hot;
-    if (__all_sync(kFullMask, hits == kValues))  // every value of the warp is hot: no atomics to issue
-      count += hits;
-    else
-      count += packed_add_batch<T, true>(words, bins, hist, v, hot);
+    count += packed_add_batch<T, true>(words, bins, hist, v, hot);
     if (count >= kFlushAt) flush();  // at most kFlushAt - 1 + kUnroll * 8 < 2^16
   }
 };
