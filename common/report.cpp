@@ -210,8 +210,12 @@ void Report::note(const std::string& text) {
 }
 
 int Report::exit_code() const {
-  if (!opt_.json)
+  if (opt_.json)
+    std::printf("{\"record\":\"summary\",\"chapter\":%s,\"checks\":%d,\"failed\":%d}\n",
+                json_quote(chapter_).c_str(), checks_, failures_);
+  else
     std::printf("%s: %d checks, %d failed\n", chapter_.c_str(), checks_, failures_);
+  std::fflush(stdout);
   return failures_ == 0 && checks_ > 0 ? kExitOk : kExitFailed;
 }
 

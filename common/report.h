@@ -62,7 +62,8 @@ class Report {
   void set_default_n(const std::string& problem, int64_t n) { default_n_[problem] = n; }
 
   int failures() const { return failures_; }
-  // Prints "<chapter>: N checks, M failed" after a sweep and returns 0 or 1.
+  // Prints "<chapter>: N checks, M failed" (a "summary" record with --json) and
+  // returns 0 or 1.
   int exit_code() const;
 
   // Formats one result as its JSON record (used by add; exposed for tests).

@@ -22,6 +22,10 @@ class Region:
     text: str          # what to write, two or three sentences
     hint: str
     stub: str = ""     # code the stub keeps so that it compiles (e.g. a return)
+    # The launch the static checks assume (labkit/static.py): thread index ranges
+    # ("threadIdx.x": 256), values of names the file does not define (template
+    # parameters), and "array:NAME" extents of arrays passed in by pointer.
+    shape: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -46,6 +50,7 @@ class Task:
     initcheck: bool = False     # outputs that must be zeroed by the kernel's launcher: initcheck too
     requires: list = field(default_factory=list)  # tasks whose code these checks also run
     tolerance: str = ""         # how the check decides, for the handout
+    min_size: int = 1           # the smallest size the task's checks take (top-2 needs two elements)
 
 
 # The tracks, in the order the chapters teach them. "standin" is the CPU-only
@@ -80,10 +85,12 @@ TASKS = [
                  "s holds the block's kBlock values (zeros past n). Sum them into s[0] with sequential "
                  "addressing: at each level thread t < stride adds s[t + stride], stride halving from kBlock / 2.",
                  "Compare the two interleaved kernels above: keep the working threads packed and their "
-                 "addresses consecutive. Synchronize the block between levels."),
+                 "addresses consecutive. Synchronize the block between levels.",
+                 shape={"threadIdx.x": 256}),
           Region("chapters/04_reduce_dynamic_shared/04_reduce_dynamic_shared.cu",
                  "The same tree over `size` values in s (size = the block's thread count).",
-                 "It is your chapter 03 loop with kBlock replaced by size.")],
+                 "It is your chapter 03 loop with kBlock replaced by size.",
+                 shape={"threadIdx.x": 256, "size": 256, "array:s": 256})],
          [Check("03_reduce_shared", ["sequential"], ["--variant", "sequential"]),
           Check("04_reduce_dynamic_shared", ["static-shared", "dynamic-shared"])],
          size="--n", unit=256, small=["--n", "1000"], races=True, tolerance=SUM_TOLERANCE),
@@ -123,7 +130,8 @@ TASKS = [
                  "this thread's bytes (grid-stride) into sub[copy] with shared-memory atomics, then add bin "
                  "`bin` over the copies and send the block's total to hist[] with one global atomic.",
                  "Shared memory is not zero at launch, and counting must not start before every bin is "
-                 "zeroed, nor the totals be read before every thread has counted.")],
+                 "zeroed, nor the totals be read before every thread has counted.",
+                 shape={"threadIdx.x": 256, "kCopies": 8, "array:sub": [8, 256]})],
          [Check("08_histogram_privatized", ["seed-2xsm", "shared-full-grid", "per-warp"])],
          size="--bytes", unit=256, small=["--bytes", "4099"], races=True, initcheck=True, tolerance=EXACT),
     # --- transpose -----------------------------------------------------------------------
@@ -143,10 +151,12 @@ TASKS = [
                  "Stage the block's 32 x 32 tile in shared memory: read it with coalesced input rows, then "
                  "write coalesced output rows, i.e. columns of the tile.",
                  "Reads and writes both guard the matrix edges; the tile must be complete before anyone "
-                 "reads it back."),
+                 "reads it back.",
+                 shape={"threadIdx.x": 32, "threadIdx.y": 32}),
           Region("chapters/11_transpose_padded/11_transpose_padded.cu",
                  "The same kernel with the tile padded to kTile + kPad columns.",
-                 "Only the declaration changes; why does it remove the bank conflicts?")],
+                 "Only the declaration changes; why does it remove the bank conflicts?",
+                 shape={"threadIdx.x": 32, "threadIdx.y": 32})],
          [Check("10_transpose_shared", ["shared-tile"]), Check("11_transpose_padded", ["padded"])],
          size="shape", unit=32, small=["--rows", "33", "--cols", "65"], races=True, tolerance=EXACT),
     # --- dot product and top-2 ------------------------------------------------------------
@@ -166,9 +176,10 @@ TASKS = [
           Region("chapters/13_top2/13_top2.cu",
                  "block_merge_shared: the seed's tree over s[0..kThreads) of Top2: halve the active threads "
                  "each round, merging s[t] with s[t + h]; s[0] ends with the block's top-2.",
-                 "The barrier goes outside the if.")],
+                 "The barrier goes outside the if.",
+                 shape={"threadIdx.x": 256, "kThreads": 256})],
          [Check("13_top2", ["thread-pairs", "shared-tree", "warp-shuffle", "shuffle-int4"])],
-         size="--n", unit=256, small=["--n", "1001"], races=True, tolerance=EXACT),
+         size="--n", unit=256, small=["--n", "1001"], races=True, tolerance=EXACT, min_size=2),
     # --- the stand-in: a CPU program with the same protocol, for the tests without a GPU ------
     Task("standin-sum", "standin", "Stand-in: the sum of a range of integers (CPU)",
          [Region("chapters/labs/standin/standin.cpp",

@@ -18,6 +18,7 @@ class Mistake:
     expect: str          # FAIL, CRASH, TIMEOUT, SANITIZER or PASS (a correct variant); a|b: either
     says: str = ""       # part of the detail or diagnosis the checker must print
     point: str = ""      # the lab-design point it demonstrates (issue 18), for the handout
+    static: str = ""     # the rule of labkit/static.py that must flag it without a GPU
 
 
 CH02 = "chapters/02_reduce_global/02_reduce_global.cu"
@@ -42,7 +43,11 @@ MISTAKES = {
     ],
     "shared-tree": [
         Mistake("missing-barrier", CH03, "    __syncthreads();\n  }\n", "  }\n", "FAIL", "race", "5"),
-        Mistake("off-by-one", CH03, "if (tid < stride)", "if (tid <= stride)", "FAIL|CRASH|SANITIZER"),
+        Mistake("off-by-one", CH03, "if (tid < stride)", "if (tid <= stride)", "FAIL", "shared-out-of-bounds",
+                static="shared-out-of-bounds"),
+        Mistake("barrier-inside-if", CH03, "if (tid < stride) s[tid] += s[tid + stride];\n    __syncthreads();",
+                "if (tid < stride) {\n      s[tid] += s[tid + stride];\n      __syncthreads();\n    }", "FAIL",
+                "barrier-in-branch", static="barrier-in-branch"),
         Mistake("stops-one-level-early", CH03, "stride > 0; stride /= 2", "stride > 1; stride /= 2", "FAIL",
                 "every size"),
         Mistake("another-correct-order", CH03,
@@ -54,6 +59,10 @@ MISTAKES = {
         Mistake("offsets-start-at-8", CH05, "int offset = kWarp / 2;", "int offset = 8;", "FAIL", "", "5"),
         Mistake("assigns-instead-of-adding", CH05, "w += __shfl_down_sync", "w = __shfl_down_sync", "FAIL"),
         Mistake("drops-the-upper-half", CH05, "float w = s[tid] + s[tid + 32];", "float w = s[tid];", "FAIL"),
+        Mistake("pre-cuda9-shuffle", CH05, "__shfl_down_sync(kFullMask, w, offset)", "__shfl_down(w, offset)",
+                "FAIL", "removed-intrinsic", static="removed-intrinsic"),
+        Mistake("lane-dependent-offset", CH05, "__shfl_down_sync(kFullMask, w, offset)",
+                "__shfl_down_sync(kFullMask, w, offset + (tid & 1))", "FAIL", "", static="shuffle-not-uniform"),
         Mistake("endless-loop", CH05, "  float w = s[tid] + s[tid + 32];\n",
                 "  float w = s[tid] + s[tid + 32];\n  while (w == w || w != w) w += 0.0f;\n", "TIMEOUT", "", "10"),
     ],
@@ -90,7 +99,8 @@ MISTAKES = {
     "naive": [
         Mistake("swapped-index", CH09, "out[c * rows + r] = in[r * cols + c];", "out[c * cols + r] = in[r * cols + c];",
                 "FAIL|CRASH|SANITIZER", "", "6"),
-        Mistake("no-edge-guard", CH09, "if (r < rows && c < cols) out", "out", "FAIL|CRASH|SANITIZER", "", "6"),
+        Mistake("no-edge-guard", CH09, "if (r < rows && c < cols) out", "out", "FAIL|CRASH|SANITIZER", "", "6",
+                static="store-without-guard"),
         Mistake("writes-its-input", CH09, "out[c * rows + r] = in[r * cols + c];",
                 "out[c * rows + r] = in[r * cols + c], const_cast<float*>(in)[r * cols + c] = 0.0f;", "FAIL",
                 "input changed", "8"),
@@ -119,7 +129,13 @@ MISTAKES = {
                 "FAIL", "", "5"),
         Mistake("missing-barrier", CH13, "    __syncthreads();  // outside the if: the seed synchronizes inside it, which is undefined\n",
                 "", "FAIL|SANITIZER", "", "5"),
-        Mistake("off-by-one", CH13, "if (threadIdx.x < h)", "if (threadIdx.x <= h)", "FAIL|SANITIZER|CRASH"),
+        Mistake("off-by-one", CH13, "if (threadIdx.x < h)", "if (threadIdx.x <= h)", "FAIL", "shared-out-of-bounds",
+                static="shared-out-of-bounds"),
+        Mistake("barrier-inside-if", CH13,
+                "if (threadIdx.x < h) s[threadIdx.x] = merge(s[threadIdx.x], s[threadIdx.x + h]);\n    __syncthreads();"
+                "  // outside the if: the seed synchronizes inside it, which is undefined\n",
+                "if (threadIdx.x < h) {\n      s[threadIdx.x] = merge(s[threadIdx.x], s[threadIdx.x + h]);\n"
+                "      __syncthreads();\n    }\n", "FAIL", "barrier-in-branch", static="barrier-in-branch"),
     ],
     "standin-sum": [
         Mistake("off-by-one", STANDIN, "i < n; ++i", "i < n - 1; ++i", "FAIL"),

@@ -1,0 +1,438 @@
+"""Grading a folder of submissions (one student copy each) on this machine's GPU.
+
+    python3 chapters/labs/lab.py grade reduce submissions/ --out grades/ --hidden hidden.json
+
+1. The hidden file is read once, before any submission's code runs, and its digest
+   is checked again at the end.
+2. Each submission is built in a clean reference tree with only its region bodies
+   put in: the harness, the checks, the build and these tools come from the
+   reference, whatever else the student changed. A region must parse as a piece of
+   its function (labkit/static.py), and its object files must not define or call
+   what a region never needs (audit.py).
+3. The checks of every (submission, task) run in parallel, each program in its own
+   process group with a time limit, inside a bubblewrap sandbox: read-only files,
+   an empty /tmp, no network, the hidden file and the other submissions hidden.
+4. The timing runs one program at a time: the reference and the submission
+   alternate, round after round, with --graded-timing (new input and a check for
+   every timed call, the device idle at the end of each window, persisting L2 off);
+   the speed ratio is the median of the rounds' ratios, and the GPU's clocks and
+   throttle reasons are recorded.
+"""
+import concurrent.futures
+import csv
+import datetime
+import hashlib
+import json
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+from dataclasses import asdict
+from pathlib import Path
+
+LABS = Path(__file__).resolve().parent.parent
+ROOT = LABS.parent.parent
+sys.path.insert(0, str(LABS))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tasks as T  # noqa: E402
+from labkit import regions, static  # noqa: E402
+from labkit.check import (RUN_TIMEOUT, Settings, TaskResult, build, check_task, physical_floor,  # noqa: E402
+                          timed_record)
+from labkit.runner import Sandbox, run  # noqa: E402
+
+import audit  # noqa: E402
+from export import export  # noqa: E402
+
+SHEET = ["student", "track", "task", "status", "score", "detail", "public_passed", "public_total", "hidden_passed",
+         "hidden_total", "median_ms", "gbps", "pct_of_copy", "speed_ratio", "speed_spread", "speed_band",
+         "sources_sha256", "gpu", "driver", "nvcc", "clocks", "sandbox", "seed", "graded_at"]
+DEFENCES = ("rules", "audit", "sandbox")  # what --without can switch off (the self-test's proofs only)
+
+
+def nvidia_smi(query):
+    r = run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"], 30)
+    return r.out.strip().splitlines()[0] if r.code == 0 and r.out.strip() else ""
+
+
+def gpu_arch():
+    cap = nvidia_smi("compute_cap")
+    return cap.replace(".", "") if re.fullmatch(r"\d+\.\d+", cap) else "portable"
+
+
+def tool_versions():
+    v = {"gpu": "", "driver": ""}
+    line = nvidia_smi("name,driver_version")
+    if line:
+        v["gpu"], _, v["driver"] = line.partition(", ")
+    m = re.search(r"release ([\d.]+)", run(["nvcc", "--version"], 30).out)
+    v["nvcc"] = m.group(1) if m else ""
+    return v
+
+
+def clocks():
+    """The SM and memory clocks (MHz), temperature and active throttle reasons now."""
+    line = nvidia_smi("clocks.sm,clocks.mem,temperature.gpu,clocks_throttle_reasons.active")
+    if not line:
+        return ""
+    sm, mem, temp, reasons = [x.strip() for x in line.split(",")]
+    return f"sm {sm} MHz, mem {mem} MHz, {temp} C, throttle {reasons}"
+
+
+def file_digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+# --- building --------------------------------------------------------------------------------
+
+def setup_tree(track, tree, arch, log):
+    export(track, tree, reference=True)
+    b = Path(tree) / "build"
+    r = run(["meson", "setup", str(b), str(tree), f"-Dgpu_arch={arch}"], 900)
+    log.write(f"$ meson setup {b} -Dgpu_arch={arch}\n{r.out}\n")
+    if r.code != 0:
+        raise SystemExit(f"error: meson setup of the grading tree failed; see {log.name}")
+    return b
+
+
+def overlay(student, tree, tasks):
+    """Puts the student's region bodies into the reference tree. Returns ({task: the
+    problem with its marks}, {file: original text} to restore)."""
+    problems, originals = {}, {}
+    for task in tasks:
+        bodies = regions.task_bodies(student, task)
+        if any(b is None for b in bodies):
+            problems[task.id] = "the region marks of this task are missing or damaged in the submission"
+            continue
+        by_file = {}
+        for body, region in zip(bodies, task.regions):
+            by_file.setdefault(region.file, []).append(body)
+        for f, new in by_file.items():
+            originals.setdefault(f, (Path(tree) / f).read_text())
+            regions.replace_bodies(Path(tree) / f, task.id, new)
+    return problems, originals
+
+
+def chapters_of(tasks):
+    return list(dict.fromkeys(c.chapter for t in tasks for c in t.checks))
+
+
+def region_chapters(task):
+    """The chapters whose program compiles one of the task's region files."""
+    files = {r.file for r in task.regions}
+    return [c.chapter for c in task.checks if any(f.startswith(f"chapters/{c.chapter}/") for f in files)] or \
+        [c.chapter for c in task.checks]
+
+
+# --- grading ---------------------------------------------------------------------------------
+
+class Grader:
+    def __init__(self, a, without_for=None):
+        """without_for: {submission: defences off} (the self-test's proofs only)."""
+        self.a = a
+        self.without_for = without_for or {}
+        self.track = a.track
+        self.tasks = T.track_tasks(self.track)
+        self.chapters = chapters_of(self.tasks)
+        self.without = set(a.without or [])
+        self.hidden, self.hidden_digest = None, None
+        if a.hidden:
+            try:
+                self.hidden_digest = file_digest(a.hidden)
+                self.hidden = json.loads(Path(a.hidden).read_text())
+            except (OSError, ValueError) as e:
+                raise SystemExit(f"error: --hidden: cannot read {a.hidden}: {e}") from e
+        self.out = Path(a.out)
+        (self.out / "logs").mkdir(parents=True, exist_ok=True)
+        self.work = Path(tempfile.mkdtemp(prefix="lab-grade-"))
+        self.versions = tool_versions()
+
+    def off(self, sub_name):
+        return self.without | set(self.without_for.get(sub_name, ()))
+
+    def sandbox(self, bin_dir, sub_name=""):
+        if "sandbox" in self.off(sub_name):
+            return None
+        hide = [self.work, ROOT]
+        if self.a.hidden:
+            hide.append(Path(self.a.hidden).resolve().parent)
+        box = Sandbox(hide=hide, show=[bin_dir])
+        return box if box.available else None
+
+    def sandbox_note(self, sub_name=""):
+        off = self.off(sub_name)
+        if off:
+            return "off: " + ", ".join(sorted(off)) + " (self-test)" if "sandbox" in off else \
+                "bubblewrap; off: " + ", ".join(sorted(off)) + " (self-test)"
+        box = Sandbox()
+        return "bubblewrap" if box.available else f"not sandboxed: {box.why}"
+
+    def build_all(self, subs):
+        """Reference trees, the reference build, then every submission's build."""
+        arch = self.a.gpu_arch or gpu_arch()
+        jobs = max(1, min(self.a.jobs, len(subs)))
+        with open(self.out / "logs" / "setup.log", "w") as log:
+            with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+                builds = list(pool.map(lambda k: setup_tree(self.track, self.work / f"tree{k}", arch, log),
+                                       range(jobs)))
+            self.trees = [(self.work / f"tree{k}", b) for k, b in enumerate(builds)]
+            tree, b = self.trees[0]
+            built = build(b, self.chapters, tree, self.tasks)
+            log.write(json.dumps({ch: ok for ch, (ok, _) in built.items()}) + "\n")
+            if not all(ok for ok, _ in built.values()):
+                raise SystemExit(f"error: the reference does not build: {built}")
+            self.ref_bin = self.work / "reference-bin"
+            self.ref_obj = self.work / "reference-obj"
+            for ch in self.chapters:
+                (self.ref_bin / ch).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(b / "chapters" / ch, self.ref_bin / ch)
+                for o in audit.objects(b, ch):
+                    (self.ref_obj / ch).mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(o, self.ref_obj / ch / o.name)
+        self.builds = {}
+        queue, lock = list(subs), threading.Lock()
+
+        def worker(k):
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    sub = queue.pop(0)
+                result = self.build_one(k, sub)
+                with lock:
+                    self.builds[sub.name] = result
+
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(worker, range(jobs)))
+
+    def build_one(self, k, sub):
+        """(per-task problems before running, {chapter: (ok, detail)}) of one submission."""
+        tree, b = self.trees[k]
+        early = {}
+        for task in self.tasks:
+            st, why = regions.stub_status(sub, task)
+            if st:
+                early[task.id] = (st, why)
+                continue
+            if "rules" not in self.off(sub.name):
+                bad = [f for f in static.analyse(sub, task) if f.severity == "reject"]
+                if bad:
+                    early[task.id] = ("FAIL", "; ".join(f"[{f.rule}] {f.message} ({f.file}:{f.line})" for f in bad[:2]))
+        runnable = [t for t in self.tasks if t.id not in early]
+        built = {}
+        if runnable:
+            with open(self.out / "logs" / f"{sub.name}.build.log", "w") as log:
+                problems, originals = overlay(sub, tree, runnable)
+                for tid, why in problems.items():
+                    early[tid] = ("FAIL", why)
+                need = chapters_of([t for t in runnable if t.id not in problems])
+                for ch in need:  # a program left from the previous submission must not count
+                    (b / "chapters" / ch).unlink(missing_ok=True)
+                built = build(b, need, tree, runnable)
+                log.write(json.dumps({ch: v for ch, v in built.items()}, indent=1) + "\n")
+                sub_bin = self.work / "subs" / sub.name / "bin"
+                sub_bin.mkdir(parents=True, exist_ok=True)
+                for ch, (ok, _) in built.items():
+                    if ok:
+                        (sub_bin / ch).parent.mkdir(parents=True, exist_ok=True)
+                        shutil.copy2(b / "chapters" / ch, sub_bin / ch)
+                if "audit" not in self.off(sub.name):
+                    for task in runnable:
+                        if task.id in early:
+                            continue
+                        found = []
+                        for ch in region_chapters(task):
+                            if built.get(ch, (False,))[0]:
+                                found += audit.audit(audit.objects(b, ch), sorted((self.ref_obj / ch).glob("*.o")))
+                        if found:
+                            early[task.id] = ("FAIL", "symbol audit: " + "; ".join(dict.fromkeys(found)))
+                            log.write(f"audit {task.id}: {found}\n")
+                for f, text in originals.items():
+                    (tree / f).write_text(text)
+        return early, built
+
+    def check_all(self, subs):
+        """Every task of every submission, the checks in parallel."""
+        items = [(sub, task) for sub in subs for task in self.tasks]
+        results = {}
+
+        def one(item):
+            sub, task = item
+            early, built = self.builds[sub.name]
+            res = TaskResult(task.id, sources=regions.sources_digest(sub, task), seed=self.a.seed)
+            if task.id in early:
+                return item, res.fail(*early[task.id])
+            for c in task.checks:
+                ok, why = built.get(c.chapter, (False, "not built"))
+                if not ok:
+                    return item, res.fail("BUILD_FAIL", why)
+            bin_dir = self.work / "subs" / sub.name / "bin"
+            settings = Settings(seed=self.a.seed, timeout=self.a.timeout, sanitizer=not self.a.no_sanitizer,
+                                hidden=self.hidden, sandbox=self.sandbox(bin_dir, sub.name),
+                                rules="rules" not in self.off(sub.name))
+            return item, check_task(task, sub, lambda ch: bin_dir / ch, settings, built=built)
+
+        with concurrent.futures.ThreadPoolExecutor(max(1, self.a.parallel)) as pool:
+            for (sub, task), res in pool.map(one, items):
+                results[(sub.name, task.id)] = res
+        for sub in subs:  # a task whose checks run a required task's stub
+            for task in self.tasks:
+                res = results[(sub.name, task.id)]
+                if any(results[(sub.name, req)].status in ("NOT_IMPLEMENTED", "BUILD_FAIL") for req in task.requires) \
+                        and res.status not in ("NOT_IMPLEMENTED", "BUILD_FAIL"):
+                    results[(sub.name, task.id)] = TaskResult(
+                        task.id, status="NOT_RUN", sources=res.sources, seed=self.a.seed,
+                        detail=f"needs {', '.join(task.requires)} written first (its checks run that code too)")
+        return results
+
+    def time_all(self, subs, results):
+        """The speed of every passing task, the reference and the submission in turns."""
+        timed = [s for s in subs if not self.a.no_timing and (not self.a.timing_for or
+                                                              s.name in self.a.timing_for.split(","))]
+        for sub in timed:
+            bin_dir = self.work / "subs" / sub.name / "bin"
+            for task in self.tasks:
+                res = results[(sub.name, task.id)]
+                if res.status != "PASS":
+                    continue
+                c = task.checks[0]
+                settings = Settings(seed=self.a.seed, sandbox=self.sandbox(bin_dir, sub.name))
+                ref_settings = Settings(seed=self.a.seed, sandbox=self.sandbox(self.ref_bin))
+                before = clocks()
+                ratios, gbps, ms = [], [], []
+                for _ in range(self.a.rounds):
+                    ref, _, _ = timed_record([str(self.ref_bin / c.chapter)], c, ref_settings)
+                    rec, device, r = timed_record([str(bin_dir / c.chapter)], c, settings)
+                    if rec is None:
+                        res.fail("FAIL", f"the timed run printed no result for {c.steps[0]} (exit code {r.code})")
+                        break
+                    why = physical_floor(rec, device)
+                    if why:
+                        res.fail("FAIL", why)
+                        break
+                    gbps.append(rec["gbps"])
+                    ms.append(rec["ms_median"])
+                    if ref and ref.get("gbps"):
+                        ratios.append(rec["gbps"] / ref["gbps"])
+                if res.status != "PASS" or not gbps:
+                    continue
+                res.speed = {"median_ms": statistics.median(ms), "gbps": statistics.median(gbps),
+                             "pct_of_copy": rec.get("pct_of_copy"), "clocks": f"{before} / {clocks()}"}
+                if ratios:
+                    ratio = statistics.median(ratios)
+                    res.speed.update(speed_ratio=ratio, speed_spread=max(ratios) / min(ratios),
+                                     speed_band="at reference" if ratio >= 0.9 else "within 2x" if ratio >= 0.5
+                                     else "below half")
+
+    def run(self):
+        subs_dir = Path(self.a.submissions)
+        if not subs_dir.is_dir():
+            raise SystemExit(f"error: grade: {subs_dir} is not a folder of submissions")
+        subs = sorted(p for p in subs_dir.iterdir() if p.is_dir())
+        if not subs:
+            raise SystemExit(f"error: grade: {subs_dir} holds no submission folders")
+        self.build_all(subs)
+        results = self.check_all(subs)
+        self.time_all(subs, results)
+        if self.hidden_digest and file_digest(self.a.hidden) != self.hidden_digest:
+            raise SystemExit("error: the hidden file changed during grading: the grade sheet is not written")
+        rows = []
+        for sub in subs:
+            per = [results[(sub.name, t.id)] for t in self.tasks]
+            write_report(self.out, sub.name, self.track, per, self.versions)
+            sandbox = self.sandbox_note(sub.name)
+            rows += [sheet_row(sub.name, self.track, r, self.versions, self.a.seed, sandbox) for r in per]
+            print(f"{sub.name}: " + ", ".join(f"{r.task} {r.status}" for r in per), flush=True)
+        with open(self.out / "grades.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=SHEET)
+            w.writeheader()
+            w.writerows(rows)
+        (self.out / "results.json").write_text(json.dumps(
+            {f"{s}/{t}": {k: v for k, v in asdict(r).items() if k != "findings"} | {
+                "findings": [f.text() for f in r.findings]} for (s, t), r in results.items()}, indent=1) + "\n")
+        print(f"wrote {self.out / 'grades.csv'} ({len(rows)} rows) and {len(subs)} reports")
+        if not self.a.keep_work:
+            shutil.rmtree(self.work, ignore_errors=True)
+        return 0
+
+
+def sheet_row(student, track, r, versions, seed, sandbox):
+    fmt = lambda v, f: (f.format(v) if v is not None else "")  # noqa: E731
+    s = r.speed
+    return {
+        "student": student, "track": track, "task": r.task, "status": r.status,
+        "score": 1 if r.status == "PASS" else 0, "detail": r.detail[:300],
+        "public_passed": r.public[0], "public_total": r.public[1],
+        "hidden_passed": r.hidden[0], "hidden_total": r.hidden[1],
+        "median_ms": fmt(s.get("median_ms"), "{:.4f}"), "gbps": fmt(s.get("gbps"), "{:.1f}"),
+        "pct_of_copy": fmt(s.get("pct_of_copy"), "{:.1f}"), "speed_ratio": fmt(s.get("speed_ratio"), "{:.3f}"),
+        "speed_spread": fmt(s.get("speed_spread"), "{:.3f}"), "speed_band": s.get("speed_band", ""),
+        "sources_sha256": ";".join(f"{f}={h}" for f, h in r.sources),
+        "gpu": versions.get("gpu", ""), "driver": versions.get("driver", ""), "nvcc": versions.get("nvcc", ""),
+        "clocks": s.get("clocks", ""), "sandbox": sandbox, "seed": seed,
+        "graded_at": datetime.date.today().isoformat(),
+    }
+
+
+def write_report(out, student, track, results, versions):
+    """Public cases in full; hidden cases as counts by class only."""
+    passed = sum(r.status == "PASS" for r in results)
+    lines = [f"# Lab report: {student}, track {track}", "",
+             f"{passed} of {len(results)} tasks pass. GPU: {versions.get('gpu') or 'none'}, "
+             f"driver {versions.get('driver') or '-'}, nvcc {versions.get('nvcc') or '-'}.", "",
+             "| task | status | public checks | hidden cases | speed |", "|---|---|---|---|---|"]
+    for r in results:
+        hid = f"{r.hidden[0]} of {r.hidden[1]}" if r.hidden[1] else "-"
+        if r.hidden_classes:
+            hid += " (failed: " + ", ".join(f"{k} {v}" for k, v in sorted(r.hidden_classes.items())) + ")"
+        s = r.speed
+        speed = f"{s['gbps']:.0f} GB/s, {s['speed_ratio']:.2f}x reference ({s['speed_band']})" \
+            if s.get("speed_ratio") is not None else "-"
+        lines.append(f"| {r.task} | {r.status} | {r.public[0]} of {r.public[1]} | {hid} | {speed} |")
+    lines.append("")
+    for r in results:
+        warn = [f for f in r.findings if f.severity == "warn"]
+        if r.status == "PASS" and not warn:
+            continue
+        lines += [f"## {r.task}: {r.status}", ""]
+        if r.status != "PASS":
+            lines.append(r.detail if not r.detail.startswith("hidden cases") else
+                         "some hidden cases failed; the public checks passed. Test more sizes and seeds.")
+        if r.diagnosis:
+            lines += ["", f"Diagnosis: {r.diagnosis}."]
+        if r.replay:
+            lines += ["", f"Replay: `{r.replay}`"]
+        for f in warn:
+            lines += ["", f"Hint: {f.text()} (docs/labs/{track}.md, 'Without a GPU')"]
+        lines.append("")
+    lines.append("Sources graded: " + "; ".join(f"`{f}` sha256 {h[:16]}" for f, h in
+                                                dict.fromkeys(x for r in results for x in r.sources)))
+    (Path(out) / f"{student}.md").write_text("\n".join(lines) + "\n")
+
+
+def add_arguments(s):
+    s.add_argument("track")
+    s.add_argument("submissions")
+    s.add_argument("--out", required=True)
+    s.add_argument("--hidden", help='JSON file: {"seeds": [...], "cases": {task: [[args...]]}}')
+    s.add_argument("--seed", type=int, default=42, help="seed of the public checks")
+    s.add_argument("--jobs", type=int, default=1, help="submissions built at once")
+    s.add_argument("--parallel", type=int, default=max(1, min(8, (os.cpu_count() or 2) // 2)),
+                   help="checks run at once (the timing always runs alone)")
+    s.add_argument("--rounds", type=int, default=3, help="timing rounds, reference and submission in turns")
+    s.add_argument("--gpu-arch", help="meson's gpu_arch (default: this GPU's)")
+    s.add_argument("--no-sanitizer", action="store_true")
+    s.add_argument("--no-timing", action="store_true")
+    s.add_argument("--timing-for", help="time only these submissions (comma list)")
+    s.add_argument("--keep-work", action="store_true")
+    s.add_argument("--timeout", type=int, default=RUN_TIMEOUT, help="seconds per program run")
+    s.add_argument("--without", action="append", choices=DEFENCES,
+                   help="switch a defence off (the self-test proves each defence alone)")
+
+
+def cmd_grade(a):
+    if a.track not in T.TRACKS:
+        raise SystemExit(f"error: grade: unknown track '{a.track}'")
+    return Grader(a).run()

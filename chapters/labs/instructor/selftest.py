@@ -1,0 +1,211 @@
+"""The instructor's proof that the tools grade known submissions as expected.
+
+    python3 chapters/labs/lab.py selftest reduce --out results/reduce
+    python3 chapters/labs/lab.py selftest reduce --stability 10 --out results/reduce-stability
+
+Planted submissions, each an export of the track with known changes:
+  reference      the repository's code: every task PASS
+  stubs          the export as a student gets it: every task NOT_IMPLEMENTED
+  mistakes-K     the catalogued mistakes (mistakes.py), one per task per submission
+  exploits-K     the catalogued exploits (exploits.py): code that games the grader
+  ghosts         every region replaced by its stub plus a comment: the code runs and
+                 computes nothing, so the checks themselves must fail it
+Then the grade sheet is compared line by line with the expected grades. An exploit
+with `without` is graded once more with that defence switched off, to show that the
+next defence catches it alone.
+"""
+import csv
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+from argparse import Namespace
+from pathlib import Path
+
+LABS = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(LABS))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tasks as T  # noqa: E402
+from labkit import regions  # noqa: E402
+
+import exploits  # noqa: E402
+import grade  # noqa: E402
+import mistakes  # noqa: E402
+from export import export  # noqa: E402
+
+
+def apply(tree, task, m):
+    """Applies one mutation (a Mistake or an Exploit) inside the task's regions of
+    m.file; errors if `old` is not there (a catalogue that drifted from the code)."""
+    path = Path(tree) / m.file
+    lines = path.read_text().split("\n")
+    for t, b, e, _ in regions.find_regions(lines):
+        if t != task.id:
+            continue
+        body = "\n".join(lines[b + 1:e]) + "\n"
+        if m.old in body:
+            body = body.replace(m.old, m.new, 1)
+            lines[b + 1:e] = body[:-1].split("\n") if body.endswith("\n") else body.split("\n")
+            path.write_text("\n".join(lines))
+            return
+    raise SystemExit(f"error: {task.id}/{m.name}: its text is not in a region of {m.file}")
+
+
+def pack(track, catalogue):
+    """Few submissions: one entry per task per submission, and none in a file that
+    another task of the same submission compiles."""
+    tasks = {t.id: t for t in T.track_tasks(track)}
+    files = {tid: {r.file for r in t.regions} | {f"chapters/{c.chapter}/" for c in t.checks}
+             for tid, t in tasks.items()}
+    packs = []
+    for tid, entries in catalogue.items():
+        if tid not in tasks:
+            continue
+        for m in entries:
+            for p in packs:
+                clash = any(other.file in files[tid] or any(m.file.startswith(d) for d in files[o] if d.endswith("/"))
+                            or m.file in files[o] for o, other in p.items())
+                if tid not in p and not clash:
+                    p[tid] = m
+                    break
+            else:
+                packs.append({tid: m})
+    return packs
+
+
+def ghost(tree, task):
+    """Every region of the task: its stub, plus one comment so it is no longer the stub."""
+    for f in dict.fromkeys(r.file for r in task.regions):
+        specs = [r for r in task.regions if r.file == f]
+        lines = (Path(tree) / f).read_text().split("\n")
+        found = [x for x in regions.find_regions(lines) if x[0] == task.id]
+        bodies = [regions.stub_body(task, spec, indent) + [indent + "// (a ghost: the stub, run)"]
+                  for (t, b, e, indent), spec in zip(found, specs)]
+        regions.replace_bodies(Path(tree) / f, task.id, bodies)
+
+
+def plant(track, dest):
+    """A folder of submissions with known grades; returns (expected, second passes)."""
+    dest = Path(dest)
+    tasks = T.track_tasks(track)
+    expected = {}
+    export(track, dest / "reference", reference=True)
+    expected["reference"] = {t.id: {"status": "PASS"} for t in tasks}
+    export(track, dest / "stubs")
+    expected["stubs"] = {t.id: {"status": "NOT_IMPLEMENTED"} for t in tasks}
+    export(track, dest / "ghosts", reference=True)
+    expected["ghosts"] = {}
+    for t in tasks:
+        ghost(dest / "ghosts", t)
+        expected["ghosts"][t.id] = {"status": "FAIL|CRASH", "mistake": "ghost"}
+    passes = []
+    for kind, catalogue in (("mistakes", mistakes.MISTAKES), ("exploits", exploits.EXPLOITS)):
+        for k, p in enumerate(pack(track, catalogue), 1):
+            name = f"{kind}-{k}"
+            export(track, dest / name, reference=True)
+            expected[name] = {}
+            for t in tasks:
+                if t.id in p:
+                    apply(dest / name, t, p[t.id])
+                    expected[name][t.id] = {"status": p[t.id].expect, "says": p[t.id].says, "mistake": p[t.id].name}
+                else:
+                    expected[name][t.id] = {"status": "PASS"}
+                if t.id in p and getattr(p[t.id], "without", None):
+                    e = p[t.id]
+                    again = f"{name}--without-{'-'.join(e.without)}"
+                    shutil.copytree(dest / name, dest / again)
+                    expected[again] = {t.id: {"status": e.expect_without, "says": e.says_without,
+                                              "mistake": f"{e.name} (without {', '.join(e.without)})"}}
+                    passes.append((again, e.without))
+    return expected, passes
+
+
+def compare(expected, grades_csv, out):
+    """Every expected grade against the sheet; prints a line each, returns the misses."""
+    rows = list(csv.DictReader(open(grades_csv)))
+    got = {(r["student"], r["task"]): r for r in rows}
+    bad, lines = 0, []
+    for student, per_task in expected.items():
+        report = (Path(out) / f"{student}.md").read_text() if (Path(out) / f"{student}.md").exists() else ""
+        for task_id, want in per_task.items():
+            r = got.get((student, task_id))
+            if r is None:
+                lines.append(f"MISSING {student} {task_id}")
+                bad += 1
+                continue
+            says_ok = not want.get("says") or want["says"] in r["detail"] or want["says"] in report
+            ok = r["status"] in want["status"].split("|") and says_ok
+            lines.append(f"{'ok  ' if ok else 'BAD '}{student:<12} {task_id:<18} {want.get('mistake', ''):<28} "
+                         f"expected {want['status']:<16} got {r['status']:<10} {r['detail'][:90]}")
+            bad += not ok
+    print("\n".join(lines), flush=True)
+    return bad
+
+
+def grade_args(a, subs, out, **more):
+    ns = Namespace(track=a.track, submissions=str(subs), out=str(out), hidden=a.hidden, seed=a.seed, jobs=a.jobs,
+                   parallel=a.parallel, rounds=a.rounds, gpu_arch=a.gpu_arch, no_sanitizer=False,
+                   no_timing=a.no_timing, timing_for=None, keep_work=False, timeout=a.timeout, without=None)
+    for k, v in more.items():
+        setattr(ns, k, v)
+    return ns
+
+
+def cmd_selftest(a):
+    if a.track not in T.TRACKS:
+        raise SystemExit(f"error: selftest: unknown track '{a.track}'")
+    work = Path(a.work) if a.work else Path(tempfile.mkdtemp(prefix="lab-selftest-"))
+    out = Path(a.out) if a.out else work / "grades"
+    subs = work / "submissions"
+    shutil.rmtree(subs, ignore_errors=True)
+    if a.stability:
+        return stability(a, work, out)
+    expected, passes = plant(a.track, subs)
+    timed = ["reference"] + [s for s, per in expected.items()
+                             if s != "reference" and "--without-" not in s and
+                             any(w.get("mistake") and w["status"] == "PASS" for w in per.values())]
+    grade.Grader(grade_args(a, subs, out, timing_for=",".join(timed)), without_for=dict(passes)).run()
+    (out / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")
+    bad = compare(expected, out / "grades.csv", out)
+    print(f"selftest {a.track}: {bad} unexpected grades")
+    return 0 if bad == 0 else 1
+
+
+def stability(a, work, out):
+    """The reference graded `a.stability` times: the same statuses, and the spread
+    (max/min) of each task's speed ratio."""
+    subs = work / "submissions"
+    for k in range(a.stability):
+        export(a.track, subs / f"reference-{k + 1:02d}", reference=True)
+    grade.Grader(grade_args(a, subs, out)).run()
+    rows = list(csv.DictReader(open(out / "grades.csv")))
+    lines = [f"# Stability: the reference of track {a.track} graded {a.stability} times", "",
+             "| task | statuses | speed ratio min | median | max | max/min |", "|---|---|---:|---:|---:|---:|"]
+    ok = True
+    for t in T.track_tasks(a.track):
+        mine = [r for r in rows if r["task"] == t.id]
+        statuses = sorted({r["status"] for r in mine})
+        ratios = [float(r["speed_ratio"]) for r in mine if r["speed_ratio"]]
+        spread = max(ratios) / min(ratios) if ratios else float("nan")
+        ok = ok and statuses == ["PASS"]
+        lines.append(f"| {t.id} | {', '.join(statuses)} | {min(ratios):.3f} | {statistics.median(ratios):.3f} | "
+                     f"{max(ratios):.3f} | {spread:.4f} |" if ratios else f"| {t.id} | {', '.join(statuses)} | | | | |")
+    (out / "stability.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0 if ok else 1
+
+
+def add_arguments(s):
+    s.add_argument("track")
+    s.add_argument("--work", help="folder for the planted submissions (default: a temporary one)")
+    s.add_argument("--out", help="folder for the grade sheet and reports (default: <work>/grades)")
+    s.add_argument("--hidden")
+    s.add_argument("--seed", type=int, default=42)
+    s.add_argument("--jobs", type=int, default=1)
+    s.add_argument("--parallel", type=int, default=4)
+    s.add_argument("--rounds", type=int, default=3)
+    s.add_argument("--gpu-arch")
+    s.add_argument("--no-timing", action="store_true")
+    s.add_argument("--timeout", type=int, default=120, help="seconds per program run")
+    s.add_argument("--stability", type=int, default=0, help="grade the reference this many times instead")

@@ -1,0 +1,378 @@
+"""Checking one task: the stages a student runs with `lab.py check` and the grader runs
+on every submission.
+
+  1. the source: marks intact, not the stub, the rules of a region, the hints
+  2. the build of the task's chapters (BUILD_FAIL with the compiler's first errors)
+  3. a GPU? (SKIP without one: everything above still ran)
+  4. the chapter's own sweep with the seed, then repeats on a grid of several waves
+  5. hidden seeds and sizes (grading only)
+  6. compute-sanitizer at a small size (memcheck; racecheck and synccheck for shared
+     memory and atomics; initcheck where the launcher zeroes the output)
+  7. the speed (asked for): GB/s, % of the copy, the ratio to the reference
+
+Each stage stops the task at its first failure; the result says which and why.
+"""
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import regions, static
+from .runner import EXIT_SKIP, OUTPUT_CAP, gpu_present, run
+
+STATUSES = ["PASS", "FAIL", "NOT_IMPLEMENTED", "BUILD_FAIL", "CRASH", "TIMEOUT", "SANITIZER",
+            "SANITIZER_UNAVAILABLE", "SKIP", "NOT_RUN"]
+RUN_TIMEOUT = 120          # seconds per program run
+SANITIZER_TIMEOUT = 600
+BUILD_TIMEOUT = 900
+RACE_REPEATS = 10          # runs of a race-prone task on several waves
+
+
+@dataclass
+class Settings:
+    seed: int = 42
+    timeout: int = RUN_TIMEOUT
+    sanitizer: bool = True
+    hidden: dict = None      # {"seeds": [...], "cases": {task: [[args]]}} (grading)
+    size_args: list = None   # one replayed size instead of the sweep
+    sandbox: object = None   # runner.Sandbox (grading)
+    rules: bool = True       # reject a region that breaks a rule (off only in the self-test's proofs)
+
+
+@dataclass
+class TaskResult:
+    task: str
+    status: str = "NOT_RUN"
+    detail: str = ""
+    public: list = field(default_factory=lambda: [0, 0])
+    hidden: list = field(default_factory=lambda: [0, 0])
+    hidden_classes: dict = field(default_factory=dict)
+    sources: list = field(default_factory=list)
+    seed: int = 42
+    diagnosis: str = ""
+    replay: str = ""
+    sanitizer: str = ""
+    findings: list = field(default_factory=list)   # static.Finding
+    speed: dict = field(default_factory=dict)      # median_ms, gbps, pct_of_copy, speed_ratio, ...
+
+    def fail(self, status, detail, **more):
+        self.status, self.detail = status, detail
+        for k, v in more.items():
+            setattr(self, k, v)
+        return self
+
+
+# --- the verdict of one run -------------------------------------------------------------------
+
+def mine(check, steps):
+    return any(check.what == s or check.what.startswith(s + " ") for s in steps)
+
+
+def verdict(r, steps):
+    """(status, passed, total, lines) of one --verify-only --json run for the task's steps."""
+    if r.timed_out:
+        return "TIMEOUT", 0, 1, [f"no answer within {r.timeout:.0f} s: killed (an endless loop, or a deadlock at a "
+                                 "barrier?)"]
+    if r.code == EXIT_SKIP:
+        return "SKIP", 0, 0, [r.out.strip().splitlines()[-1] if r.out.strip() else "skipped"]
+    cuda = [line for line in r.out.splitlines() if line.startswith("CUDA error")]
+    if r.code < 0 or r.code > 128 or cuda:
+        return "CRASH", 0, 1, [cuda[0] if cuda else f"killed by signal {-r.code if r.code < 0 else r.code - 128}"]
+    if r.dropped:
+        return "FAIL", 0, 1, [f"the program printed {OUTPUT_CAP + r.dropped} bytes; only the first {OUTPUT_CAP} are "
+                              f"kept, {r.dropped} were dropped: print nothing from the task"]
+    if r.code not in (0, 1):
+        last = r.out.strip().splitlines()[-1] if r.out.strip() else ""
+        return "FAIL", 0, 1, [f"the program exited with code {r.code}: {last[:200]}"]
+    ours = [c for c in r.checks if mine(c, steps)]
+    if not ours:
+        return "FAIL", 0, 1, [f"no check of {', '.join(steps)} was printed: the program ended early (exit code {r.code})"]
+    if r.summary is None:
+        return "FAIL", 0, 1, [f"the program ended before its summary (exit code {r.code})"]
+    bad = [f"FAIL {c.what}" + (f": {c.detail}" if c.detail else "") for c in ours if not c.ok]
+    return ("FAIL" if bad else "PASS"), len(ours) - len(bad), len(ours), bad[:3]
+
+
+def run_checks(exe, args, settings, env=None, timeout=None):
+    return run(exe + ["--verify-only", "--json"] + args, timeout or settings.timeout, env=env,
+               sandbox=settings.sandbox)
+
+
+# --- the size lattice and the diagnosis -------------------------------------------------------
+
+def lattice(task):
+    """[(args, tags)]: sizes around a warp, a block, the task's unit of work and
+    several waves; tags say which leave a tail and which take several blocks."""
+    u = task.unit
+    if task.size == "shape":
+        shapes = [(1, 1), (1, 33), (33, 1), (32, 32), (31, 33), (64, 64), (64, 96), (65, 97), (1, 1025),
+                  (1025, 1), (1024, 1024), (1023, 1025)]
+        return [(["--rows", str(r), "--cols", str(c)],
+                 {"tail": r % u != 0 or c % u != 0, "multi": r > u or c > u}) for r, c in shapes]
+    sizes = sorted({1, 31, 32, 33, u - 1, u, u + 1, 2 * u, 4 * u + 1, 1 << 20, (1 << 20) + 1, 1000003} - {0})
+    if task.min_size > 1:
+        sizes = [n for n in sizes if n >= task.min_size]
+    return [([task.size, str(n)], {"tail": n % u != 0, "multi": n > u}) for n in sizes]
+
+
+def waves_args(task):
+    """A size of several waves of blocks: where a missing barrier shows."""
+    if task.size == "shape":
+        return ["--rows", "4099", "--cols", "4097"]
+    return [task.size, str((1 << 24) + 3)]
+
+
+GOT = re.compile(r"got (-?[\d.]+(?:e[-+]?\d+)?|nan|-?inf)")
+
+
+def same_failure(a, b):
+    """Whether two runs failed the same way: the same lines, every 'got' value equal
+    to within 1e-3 (atomics may add in another order each run; a race changes more)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        gx, gy = GOT.findall(x), GOT.findall(y)
+        if GOT.sub("", x) != GOT.sub("", y) or len(gx) != len(gy):
+            return False
+        for u, v in zip(gx, gy):
+            u, v = float(u), float(v)
+            if u != v and not abs(u - v) <= 1e-3 * max(abs(u), abs(v)):
+                return False
+    return True
+
+
+def classify(task, exes, settings):
+    """Reruns a failing task on the size lattice and names the class of the bug."""
+    seed = ["--seed", str(settings.seed)]
+    results = []
+    for args, tags in lattice(task):
+        ok = all(verdict(run_checks(exe, seed + c.args + args, settings), c.steps)[0] == "PASS" for c, exe in exes)
+        results.append((args, tags, ok))
+    failing = [(a, t) for a, t, ok in results if not ok]
+    if not failing:
+        return "passes on the lattice; fails only on the chapter's own sizes or seeds"
+    a0 = failing[0][0]
+    seen = [[line for c, exe in exes for line in verdict(run_checks(exe, seed + c.args + a0, settings), c.steps)[3]]
+            for _ in range(4)]  # the same run again: a different answer is a race
+    if any(not same_failure(seen[0], other) for other in seen[1:]):
+        return f"differs between repeats of one size ({' '.join(a0)}): a race"
+    if all(verdict(run_checks(exe, seed + c.args + a0, settings, env={"STEPWISE_POISON": "zero"}), c.steps)[0] == "PASS"
+           for c, exe in exes):
+        return "passes when the outputs start zeroed, fails when they start poisoned: relies on zeroed memory"
+    passing = [(a, t) for a, t, ok in results if ok]
+    if all(t["tail"] for _, t in failing) and any(not t["tail"] and t["multi"] for _, t in passing):
+        return f"only when the size is not a multiple of {task.unit}: the tail"
+    if all(t["multi"] for _, t in failing) and any(not t["multi"] for _, t in passing):
+        return "only with more than one block"
+    if not passing:
+        return "fails at every size"
+    return "fails at " + "; ".join(" ".join(a) for a, _ in failing[:4])
+
+
+def tail_of(task, args):
+    for a, tags in lattice(task):
+        if a == args:
+            return tags["tail"]
+    try:
+        return int(args[-1]) % task.unit != 0
+    except (ValueError, IndexError):
+        return False
+
+
+# --- compute-sanitizer ------------------------------------------------------------------------
+
+def find_sanitizer():
+    for p in [shutil.which("compute-sanitizer"), "/usr/local/cuda/bin/compute-sanitizer"]:
+        if p and Path(p).exists():
+            return p
+    return None
+
+
+def first_line(text, *needles):
+    for line in text.splitlines():
+        if any(n in line for n in needles) and not line.strip().endswith("ERROR SUMMARY: 0 errors"):
+            return line.strip()[:200]
+    return text.strip().splitlines()[-1][:200] if text.strip() else ""
+
+
+def sanitize(task, exes, settings):
+    """(status, detail): memcheck always; racecheck and synccheck for shared memory and
+    atomics; initcheck where the launcher zeroes the output."""
+    san = find_sanitizer()
+    if not san:
+        return "SANITIZER_UNAVAILABLE", "compute-sanitizer was not found"
+    tools = ["memcheck"] + (["racecheck", "synccheck"] if task.races else []) + (["initcheck"] if task.initcheck else [])
+    for tool in tools:
+        for c, exe in exes:
+            r = run([san, "--tool", tool, "--error-exitcode", "7", "--print-limit", "5"] + exe +
+                    ["--verify-only", "--json", "--seed", str(settings.seed)] + c.args + task.small,
+                    SANITIZER_TIMEOUT, sandbox=settings.sandbox)
+            if r.timed_out:
+                return "TIMEOUT", f"{tool} did not finish within {SANITIZER_TIMEOUT} s"
+            if "Device not supported" in r.out or ("Unable to" in r.out and "sanitiz" in r.out.lower()):
+                return "SANITIZER_UNAVAILABLE", f"{tool}: {first_line(r.out, 'Device not supported', 'Unable to')}"
+            if r.code == 7:
+                return "SANITIZER", f"{tool}: {first_line(r.out, '=========  ', 'Invalid', 'Race', 'Barrier', 'Uninitialized')}"
+            if r.code == EXIT_SKIP:
+                return "SKIP", "no GPU"
+            if r.code != 0:
+                return "FAIL", f"under {tool} the program failed (exit code {r.code}): {first_line(r.out, 'FAIL', 'CUDA error')}"
+    return "PASS", "clean: " + ", ".join(tools)
+
+
+# --- the build --------------------------------------------------------------------------------
+
+ERROR = re.compile(r"^(?P<file>[^\s:()]+)(?:\((?P<l1>\d+)\)|:(?P<l2>\d+)(?::\d+)?):\s*(?:fatal )?error\b(?P<msg>.*)$")
+
+
+def build(build_dir, chapters, root, tasks):
+    """{chapter: (ok, detail)}: rebuilds the chapters' programs with ninja (-k 0, so
+    one broken chapter fails only its own tasks). A failure's detail is the
+    compiler's first errors, placed in the student's region where they fall."""
+    targets = [f"chapters/{ch}" for ch in chapters]
+    r = run(["ninja", "-C", str(build_dir), "-k", "0"] + targets, BUILD_TIMEOUT)
+    out = {}
+    errors = [m for m in (ERROR.match(line.strip()) for line in r.out.splitlines()) if m]
+    for ch in chapters:
+        exe = Path(build_dir) / "chapters" / ch
+        failed_here = f"chapters/{ch}" in r.out and ("FAILED: chapters/" + ch in r.out or
+                                                    f"FAILED: chapters/{ch}.p" in r.out)
+        if r.timed_out:
+            out[ch] = (False, f"the build did not finish within {BUILD_TIMEOUT} s")
+        elif failed_here or not exe.exists():
+            mine_errs = [m for m in errors if f"chapters/{ch}" in m["file"] or "chapters/" not in m["file"]] or errors
+            out[ch] = (False, "does not compile: " + "; ".join(describe_error(m, root, tasks) for m in mine_errs[:3]))
+        else:
+            out[ch] = (True, "")
+    if r.code != 0 and not errors and all(ok for ok, _ in out.values()):
+        out = {ch: (False, "the build failed: " + first_line(r.out, "error", "FAILED")) for ch in chapters}
+    return out
+
+
+def describe_error(m, root, tasks):
+    """'file:line (line k of your region of T): error ...' for one compiler error."""
+    f = m["file"]
+    line = int(m["l1"] or m["l2"])
+    rel = f.split("../", )[-1] if "../" in f else f
+    where = f"{rel}:{line}"
+    for task in tasks:
+        for file, first, body in regions.region_starts(root, task):
+            if rel.endswith(file) and first <= line < first + len(body):
+                where += f" (line {line - first + 1} of your region of {task.id})"
+    return f"{where}: error{m['msg'][:160]}"
+
+
+# --- one task ---------------------------------------------------------------------------------
+
+def source_stage(root, task, res, rules=True):
+    """Stage 1: marks, stub, rules, hints. Returns False when the task stops here."""
+    st, why = regions.stub_status(root, task)
+    if st:
+        res.fail(st, why)
+        return False
+    res.findings = static.analyse(root, task)
+    rejected = [f for f in res.findings if f.severity == "reject"] if rules else []
+    if rejected:
+        res.fail("FAIL", "; ".join(f"[{f.rule}] {f.message} ({f.file}:{f.line})" for f in rejected[:2]))
+        return False
+    return True
+
+
+def check_task(task, root, exe_of, settings, built=None):
+    """Every stage for one task. exe_of(chapter) is the program's path; built, if
+    given, is build()'s answer. Returns a TaskResult."""
+    res = TaskResult(task.id, sources=regions.sources_digest(root, task), seed=settings.seed)
+    if not source_stage(root, task, res, settings.rules):
+        return res
+    for c in task.checks:
+        ok, why = (built or {}).get(c.chapter, (Path(exe_of(c.chapter)).exists(), "not built"))
+        if not ok:
+            return res.fail("BUILD_FAIL", why)
+    has, why = gpu_present() if task.track != "standin" else (True, "")  # the stand-in runs on the CPU
+    if not has:
+        return res.fail("SKIP", f"no GPU ({why}): the source checks passed"
+                        + (" and the chapter builds" if built else "") + "; the GPU stages did not run")
+    exes = [(c, [str(exe_of(c.chapter))]) for c in task.checks]
+    # 4. the chapter's sweep (or one replayed size), then repeats on several waves
+    seed = ["--seed", str(settings.seed)]
+    size = settings.size_args or []
+    sweep = [(c, exe, seed + c.args + size) for c, exe in exes]
+    repeats = [] if size else [(c, exe, seed + c.args + waves_args(task))
+                               for c, exe in exes for _ in range(RACE_REPEATS if task.races else 2)]
+    outcomes = []
+    for k, (c, exe, args) in enumerate(sweep + repeats):
+        st, passed, total, bad = verdict(run_checks(exe, args, settings), c.steps)
+        res.public[0] += passed
+        res.public[1] += total
+        outcomes.append((k >= len(sweep), st, tuple(bad)))
+        if st != "PASS" and res.status == "NOT_RUN":
+            res.fail(st, "; ".join(bad), replay=" ".join([Path(exe[0]).name, "--verify-only"] + args))
+        if st != "PASS" and (k < len(sweep) or st in ("SKIP", "TIMEOUT", "CRASH")):
+            break
+    if res.status == "SKIP":
+        return res
+    if res.status != "NOT_RUN":
+        repeated = [(st, bad) for is_repeat, st, bad in outcomes if is_repeat]
+        if any(st != repeated[0][0] or not same_failure(bad, repeated[0][1]) for st, bad in repeated[1:]):
+            res.diagnosis = (f"differs between repeats of one size ({' '.join(waves_args(task))}, seed "
+                             f"{settings.seed}): a race")
+        elif res.status == "FAIL" and not size:
+            res.diagnosis = classify(task, exes, settings)
+        return res
+    # 5. hidden seeds and sizes; never printed beyond their counts
+    if settings.hidden:
+        for hs in settings.hidden.get("seeds", []):
+            for extra in settings.hidden.get("cases", {}).get(task.id, [[]]):
+                for c, exe in exes:
+                    st, _, _, _ = verdict(run_checks(exe, ["--seed", str(hs)] + c.args + extra, settings), c.steps)
+                    res.hidden[1] += 1
+                    if st == "PASS":
+                        res.hidden[0] += 1
+                    else:
+                        cls = st.lower() if st != "FAIL" else ("tail" if extra and tail_of(task, extra) else "wrong")
+                        res.hidden_classes[cls] = res.hidden_classes.get(cls, 0) + 1
+        if res.hidden[0] < res.hidden[1]:
+            return res.fail("FAIL", f"hidden cases: {res.hidden[0]} of {res.hidden[1]} passed")
+    # 6. the sanitizers at a small size
+    if settings.sanitizer and not size and task.track != "standin":  # the stand-in runs on the CPU
+        st, detail = sanitize(task, exes, settings)
+        res.sanitizer = detail
+        if st != "PASS":
+            return res.fail(st, detail)
+    return res.fail("PASS", "")
+
+
+# --- speed ------------------------------------------------------------------------------------
+
+def timed_record(exe, c, settings, graded=True, reps=5, warmup=2):
+    """The result record of the task's first step in one timed run, the device
+    record, and the run; graded adds --graded-timing."""
+    args = exe + ["--json", "--reps", str(reps), "--warmup", str(warmup), "--seed", str(settings.seed)] + \
+        (["--graded-timing"] if graded else []) + c.args + c.time_args
+    r = run(args, 600, sandbox=settings.sandbox)
+    device = None
+    for line in r.out.splitlines():
+        if line.startswith('{"record":"device"'):
+            try:
+                device = json.loads(line)
+            except ValueError:
+                pass
+    recs = [x for x in r.results if x.get("variant") == c.steps[0] and x.get("role") == "step"]
+    return (recs[-1] if recs else None), device, r
+
+
+def physical_floor(rec, device):
+    """Why a timed row cannot be right, or "": faster than the DRAM can deliver its
+    bytes, or a wrong result or a gap in a graded timing."""
+    extra = rec.get("extra") or {}
+    if not rec.get("ok", True):
+        return "the result of a timed call was wrong (right when checked before timing)"
+    if extra.get("graded_gaps"):
+        return (f"the timed window missed work: the device was busy {extra.get('graded_gap_ms', 0):.3f} ms after the "
+                "stop event (another stream or a host thread?)")
+    peak = (device or {}).get("theoretical_gbps")
+    if peak and rec.get("gbps", 0) > peak:
+        return (f"timed at {rec['gbps']:.0f} GB/s, above the {peak:.0f} GB/s the DRAM can deliver: the timed calls "
+                "did not do the work")
+    return ""
