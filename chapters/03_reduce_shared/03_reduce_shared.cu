@@ -55,7 +55,9 @@ __global__ void reduce_interleaved_modulo(const float* x, float* out, int64_t n)
   const int tid = threadIdx.x;
 #pragma unroll 1
   for (int stride = 1; stride < kBlock; stride *= 2) {
-    if (tid % (2 * stride) == 0) s[tid] += s[tid + stride];
+    if (tid % (2 * stride) == 0) {  // the threads whose index is a multiple of 2 * stride
+      s[tid] += s[tid + stride];
+    }
     __syncthreads();
   }
   if (tid == 0) out[blockIdx.x] = s[0];

@@ -112,8 +112,8 @@ __global__ void reduce_shuffle(const float* x, float* out, int64_t n) {
   float w = s[tid] + s[tid + 32];
 #pragma unroll
   for (int offset = kWarp / 2; offset > 0; offset /= 2) w += __shfl_down_sync(kFullMask, w, offset);
-  if (tid == 0) out[blockIdx.x] = w;
   // lab warp-shuffle: end
+  if (tid == 0) out[blockIdx.x] = w;
 }
 
 // --- the whole sum: kernel b of --block threads, each block summing 2 * b floats ----------

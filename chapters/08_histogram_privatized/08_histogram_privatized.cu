@@ -25,8 +25,11 @@
 // Bottleneck:    byte loads are latency-bound (the seed); with 16-byte loads, the shared-
 //                memory atomic unit: bank conflicts on uniform bytes, same-address traffic
 //                on repeated bytes; with per-lane copies, DRAM on every input.
-// Steps:         seed-2xsm, shared-full-grid, per-warp, per-warp-vec16, spread16-vec16,
-//                adaptive-vec16, adaptive-runs-vec16, per-lane-vec16
+// Steps:         seed-2xsm, shared-full-grid, per-warp,
+// lab shared-privatized: hide begin
+//                per-warp-vec16, spread16-vec16, adaptive-vec16, adaptive-runs-vec16,
+//                per-lane-vec16
+// lab shared-privatized: hide end
 // Run:           build/chapters/08_histogram_privatized [--bytes 2^30] [--offset K]
 //                [--dist uniform|equal|skewed|mix --value V --p P] [--file PATH]
 //                [--verify-only [--large]] [--json]
@@ -47,6 +50,7 @@ using sw::kWarp;
 constexpr int kSeedThreads = 256;    // the seed's block: one thread per bin
 constexpr int kSeedBlocksPerSm = 2;  // the seed's grid: 2 x SM count
 constexpr int kSeedWarps = kSeedThreads / kWarp;
+// lab shared-privatized: hide begin
 constexpr int kVecThreads = 64;      // 2 warps: with 16 copies, 33 to 37 KiB of shared memory per
                                      // block, under the 48 KiB every GPU gives without opting in
 constexpr int kVecWarps = kVecThreads / kWarp;
@@ -54,12 +58,13 @@ constexpr int kUnroll = 8;           // 16-byte loads per thread per step of the
 constexpr int kSpreadCopies = 16;    // copies per warp in the spread and adaptive kernels
 constexpr int kHotLanes = 16;        // adaptive: this many lanes agreeing with lane 0 share one copy
 constexpr int kLaneThreads = 1024;   // per-lane: one block per SM, its 32 warps share 32 copies
+static_assert(kLaneThreads >= kBins, "per-lane: one thread per bin in the merge");
+// lab shared-privatized: hide end
 // A block's shared counters are 32 bits: no block may see 2^32 bytes. The grid gives
 // each block at most this many, plus one vector per thread and 30 edge bytes.
 constexpr int64_t kMaxBytesPerBlock = int64_t{1} << 31;
 
 static_assert(kSeedThreads == kBins, "the seed's kernel has one thread per bin");
-static_assert(kLaneThreads >= kBins, "per-lane: one thread per bin in the merge");
 
 // --- 1-byte loads: the seed and per-warp ------------------------------------------------
 
@@ -97,6 +102,10 @@ histogram_per_warp(const uint8_t* __restrict__ in, int64_t n, HistCount* __restr
   __shared__ uint32_t sub[kSeedWarps][kBins];
   count_bytes<kSeedWarps>(in, n, hist, sub, threadIdx.x / kWarp);
 }
+
+// The later steps hold the lab task's answer (zero, count, merge): a student copy of
+// the histogram track leaves them out, from here to the launches.
+// lab shared-privatized: hide begin
 
 // --- 16-byte loads: the pieces ------------------------------------------------------------
 
@@ -308,16 +317,21 @@ histogram_per_lane_vec16(const uint8_t* __restrict__ in, int64_t n, HistCount* _
   }
 }
 
+// lab shared-privatized: hide end
+
 // --- launches ---------------------------------------------------------------------------
 
 // At least enough blocks that none counts more than kMaxBytesPerBlock bytes.
 int64_t grid_for(int64_t n, int64_t blocks) { return std::max(blocks, sw::ceil_div(n, kMaxBytesPerBlock)); }
 
+// lab shared-privatized: hide begin
 // A 16-byte kernel's grid: one full wave (`resident` blocks), but no more blocks
 // than there are vectors to give one to each thread.
 int64_t vec16_grid(int64_t n, int threads, int64_t resident) {
   return grid_for(n, std::clamp<int64_t>(sw::ceil_div(n / 16, threads), 1, resident));
 }
+
+// lab shared-privatized: hide end
 
 void launch_seed_2xsm(const uint8_t* in, int64_t n, HistCount* hist) {
   const int64_t blocks = grid_for(n, kSeedBlocksPerSm * sw::sm_count());
@@ -340,6 +354,7 @@ void launch_per_warp(const uint8_t* in, int64_t n, HistCount* hist) {
   CHECK_LAUNCH();
 }
 
+// lab shared-privatized: hide begin
 void launch_per_warp_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
   constexpr size_t smem = sizeof(uint32_t) * kBins * (1 + kVecWarps);  // totals + a copy per warp
   static const int64_t resident = sw::resident_grid(histogram_per_warp_vec16, kVecThreads, smem);
@@ -379,6 +394,7 @@ void launch_per_lane_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
   histogram_per_lane_vec16<<<vec16_grid(n, kLaneThreads, resident), kLaneThreads, smem>>>(in, n, hist);
   CHECK_LAUNCH();
 }
+// lab shared-privatized: hide end
 
 }  // namespace
 
@@ -390,11 +406,13 @@ int main(int argc, char** argv) {
           {"seed-2xsm", launch_seed_2xsm},
           {"shared-full-grid", launch_shared_full_grid},
           {"per-warp", launch_per_warp},
+          // lab shared-privatized: hide begin
           {"per-warp-vec16", launch_per_warp_vec16},
           {"spread16-vec16", launch_spread16_vec16},
           {"adaptive-vec16", launch_adaptive_vec16},
           {"adaptive-runs-vec16", launch_adaptive_runs_vec16},
           {"per-lane-vec16", launch_per_lane_vec16},
+          // lab shared-privatized: hide end
       }};
   return sw::run_chapter(argc, argv, chapter);
 }

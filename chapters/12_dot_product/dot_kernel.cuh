@@ -4,14 +4,14 @@
 //
 // Chapter 06's reduce_overload sums one vector; a dot product reads two and multiplies,
 // so the main loop is its own (two float4 loads, four fmaf chains per thread). The
-// block sum (ch06::block_sum) and the second pass (reduce_overload with one block)
-// are chapter 06's.
+// block sums are CUB's BlockReduce: chapters 05 and 06 built one; here the library's
+// does that part, and chapter 12's lessons are about what lies around the kernel.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <cub/block/block_reduce.cuh>
 
-#include "chapters/06_reduce_thread_overload/reduce_overload.cuh"
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
 
@@ -19,6 +19,10 @@ namespace dot {
 
 constexpr int kBlock = 256;  // threads per block, in both passes
 constexpr int kVec = 4;      // floats per float4
+// CUB's default block reduction (warp shuffles, then the warps' sums in order): 5
+// levels in a warp and kBlock / 32 - 1 more for the warps, 12 roundings at most.
+using BlockSum = cub::BlockReduce<float, kBlock>;
+constexpr int kBlockSumDepth = 5 + kBlock / 32 - 1;
 
 // Each thread adds x[i] * y[i] over a grid-stride range of float4s (then the n % 4
 // tail); block b writes its sum to partials[b]. x and y must be 16-byte aligned
@@ -42,8 +46,20 @@ __global__ void __launch_bounds__(kBlock)
   }
   for (int64_t i = n4 * kVec + first; i < n; i += threads) acc.x = fmaf(x[i], y[i], acc.x);
   // lab dot-grid-stride: end
-  const float s = ch06::block_sum<kBlock>((acc.x + acc.y) + (acc.z + acc.w));
+  __shared__ BlockSum::TempStorage temp;
+  const float s = BlockSum(temp).Sum((acc.x + acc.y) + (acc.z + acc.w));
   if (threadIdx.x == 0) partials[blockIdx.x] = s;
+}
+
+// The second pass: one block adds `count` block sums, each thread a strided share in
+// order, then the block sum; the same order every run.
+__global__ void __launch_bounds__(kBlock)
+    dot_final(const float* __restrict__ partials, int64_t count, float* __restrict__ out) {
+  float v = 0.0f;
+  for (int64_t i = threadIdx.x; i < count; i += kBlock) v += partials[i];
+  __shared__ BlockSum::TempStorage temp;
+  const float s = BlockSum(temp).Sum(v);
+  if (threadIdx.x == 0) *out = s;
 }
 
 // Blocks of the first pass: one per kBlock float4s, at most max_blocks (one full wave).
@@ -58,9 +74,9 @@ inline void launch_partials(const float* x, const float* y, int64_t n, float* pa
   CHECK_LAUNCH();
 }
 
-// Second pass: one block of chapter 06's kernel adds `count` block sums in a fixed order.
+// Second pass: one block adds `count` block sums in a fixed order.
 inline void launch_final(const float* partials, int64_t count, float* out, cudaStream_t stream) {
-  ch06::reduce_overload<kBlock, ch06::Finish::kPartials><<<1, kBlock, 0, stream>>>(partials, count, out);
+  dot_final<<<1, kBlock, 0, stream>>>(partials, count, out);
   CHECK_LAUNCH();
 }
 

@@ -174,7 +174,7 @@ __device__ __forceinline__ Top2 thread_top2_int4(const int32_t* __restrict__ x, 
     for (int u = 0; u < kUnroll; ++u) insert4(t, q[u], (v + u * threads) * kVec);
   }
   for (; v < n4; v += threads) insert4(t, x4[v], v * kVec);
-  for (int64_t i = n4 * kVec + first; i < n; i += threads) insert(t, x[i], i);
+  for (int64_t e = kVec * n4 + first; e < n; e += threads) insert(t, x[e], e);  // the n % 4 tail
   return t;
 }
 

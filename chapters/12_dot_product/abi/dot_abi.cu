@@ -56,12 +56,11 @@ cudaError_t resident_blocks(int64_t* blocks) {
   return err;
 }
 
-// The chapter's two-pass-float4: block sums, then one block of chapter 06's kernel.
+// The chapter's two-pass-float4: block sums, then one block adds them.
 cudaError_t launch_dot(const Context& c) {
   const int64_t blocks = dot::blocks_for(c.n, c.max_blocks);
   dot::dot_partials<<<blocks, dot::kBlock, 0, c.stream>>>(c.x, c.y, c.n, c.partials);
-  ch06::reduce_overload<dot::kBlock, ch06::Finish::kPartials><<<1, dot::kBlock, 0, c.stream>>>(c.partials, blocks,
-                                                                                             c.result);
+  dot::dot_final<<<1, dot::kBlock, 0, c.stream>>>(c.partials, blocks, c.result);
   return cudaGetLastError();
 }
 

@@ -10,6 +10,7 @@ generators of images (an image cannot be searched, its generator's input can).
 Runs that common/ or chapter 01 (the CPU baselines) also hold are the
 specification every chapter shares, not a leak.
 """
+import re
 import sys
 from pathlib import Path
 
@@ -36,20 +37,32 @@ def form(text, consts, prose=False):
 
 
 def solution_runs(track, root=ROOT, consts=None):
-    """{run of RUN normalized tokens: task} of the track's reference regions, less the
+    """{run of RUN normalized tokens: (tasks)} of the track's reference regions, less the
     runs that the specification (common/, chapter 01) holds."""
     consts = consts if consts is not None else repo_constants(root)
     runs = {}
     for task in T.track_tasks(track):
         for body in regions.task_bodies(root, task):
             for g in cxx.ngrams(form("\n".join(body or []), consts), RUN):
-                runs[g] = task.id
+                runs[g] = runs.get(g, ()) + ((task.id,) if task.id not in runs.get(g, ()) else ())
     spec = set()
     for p in sorted(Path(root).rglob("*")):
         rel = p.relative_to(root).as_posix()
         if p.is_file() and rel.startswith(SPEC) and p.suffix in (".cu", ".cuh", ".h", ".cpp"):
             spec |= cxx.ngrams(form(p.read_text(), consts), RUN)
     return {g: t for g, t in runs.items() if g not in spec}
+
+
+def first_run(toks, runs, consts):
+    """(line, run) of the first run of `runs` in the tokens, or None."""
+    norm = cxx.normalized(toks, consts)
+    for i in range(len(norm) - RUN + 1):
+        g = tuple(norm[i:i + RUN])
+        if g in runs:
+            line = next((toks[j].line for j in range(i, min(len(toks), i + 400))
+                         if tuple(cxx.normalized(toks[j:j + 3 * RUN], consts)[:RUN]) == g), 0)
+            return line, g
+    return None
 
 
 def find_leaks(copy, runs, consts):
@@ -62,14 +75,15 @@ def find_leaks(copy, runs, consts):
             text = p.read_text()
         except UnicodeDecodeError:
             continue
-        prose = p.suffix in (".md", ".txt", ".ipynb", ".json", ".csv", "")
-        toks = cxx.tokens(text, lenient=prose)
-        norm = cxx.normalized(toks, consts)
-        for i in range(len(norm) - RUN + 1):
-            g = tuple(norm[i:i + RUN])
-            if g in runs:
-                line = next((toks[j].line for j in range(i, min(len(toks), i + 400))
-                             if tuple(cxx.normalized(toks[j:j + 3 * RUN], consts)[:RUN]) == g), 0)
-                out.append((p.relative_to(copy).as_posix(), line, runs[g], " ".join(g)))
+        prose = p.suffix in (".md", ".txt", ".ipynb", ".json", ".csv", ".py", ".sh", "")
+        readings = [cxx.tokens(text, lenient=prose)]
+        if not prose:  # the code, then its comments read as code too (line comments, then block comments)
+            no_blocks = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+            readings.append(cxx.tokens(re.sub(r"//", " ", no_blocks), lenient=True))
+            readings.append(cxx.tokens(re.sub(r"//|/\*|\*/", " ", text), lenient=True))
+        for toks in readings:
+            hit = first_run(toks, runs, consts)
+            if hit:
+                out.append((p.relative_to(copy).as_posix(), hit[0], ",".join(runs[hit[1]]), " ".join(hit[1])))
                 break  # one report per file is enough to fail it
     return out
