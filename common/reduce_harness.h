@@ -180,11 +180,14 @@ inline void reference_sum(int64_t n, uint64_t seed, double* sum, double* abs_sum
 // The floats of one sum on the GPU, their CPU reference, and the buffers of Sum.
 struct Input {
   int64_t n = 0;
-  uint64_t seed = 0;
   bool constant = false;  // the lesson's input: every element is kLessonValue
-  double ref = 0;         // the sum, in double
-  double abs_sum = 0;     // sum of |x_i|, for the error bound
-  uint64_t digest = 0;    // device_digest of x as written: a step that writes into x is caught
+  // What the data are now. A graded timing (--graded-timing) gives every call new
+  // data through reseed() and restores the first before it returns, so these
+  // change under a const Input, as x's contents do under refill().
+  mutable uint64_t seed = 0;
+  mutable double ref = 0;       // the sum, in double
+  mutable double abs_sum = 0;   // sum of |x_i|, for the error bound
+  mutable uint64_t digest = 0;  // device_digest of x as written: a step that writes into x is caught
   DeviceBuffer<float> x, partials, partials2, out;
   DeviceBuffer<unsigned> ticket;
   std::unique_ptr<float[]> host_partials;
@@ -200,6 +203,14 @@ struct Input {
     CUDA_CHECK(cudaMemset(ticket.get(), 0, sizeof(unsigned)));
     host_partials.reset(new float[ceil_div(n, 32)]);  // not touched unless a step uses it
     host_out.reset(new double(NAN));
+  }
+  // New data from another seed, with its reference and digest (--graded-timing).
+  void reseed(uint64_t s) const {
+    if (constant) return;  // the lesson's input: every element kLessonValue, whatever the seed
+    seed = s;
+    refill();
+    digest = device_digest(x.get(), x.bytes());
+    reference_sum(n, seed, &ref, &abs_sum);
   }
   // Writes the data (again): chapter 02's kernel overwrites its input.
   void refill() const {
@@ -408,9 +419,25 @@ Result measure_calls(const CommonOptions& opt, Mode mode, const Input& in, const
   runs();
   CUDA_CHECK(cudaDeviceSynchronize());
   const double first = read();
+  const SumCheck c_first = check_sum(first, in.ref, in.abs_sum, depth, in.n);
+  if (opt.graded_timing && mode == Mode::kAlone) {  // new data and a check for every call
+    const uint64_t seed = in.seed;
+    const GradedTiming g = time_graded(
+        opt, runs,
+        [&](int k) {
+          in.reseed(graded_seed(seed, k));
+          before();
+          in.poison();
+        },
+        [&](int) { return check_sum(read(), in.ref, in.abs_sum, depth, in.n).ok; });
+    in.reseed(seed);
+    Result r{name, in.n, sizeof(float) * (static_cast<double>(in.n) + 1), g.timing, c_first.ok};
+    note_graded(g, &r.extra, &r.ok);
+    if (last) *last = first;
+    return r;
+  }
   const Timing t = per_call(time_gpu(opt, runs, before), runs.calls());
   const double final_value = read();
-  const SumCheck c_first = check_sum(first, in.ref, in.abs_sum, depth, in.n);
   const SumCheck c_last = check_sum(final_value, in.ref, in.abs_sum, depth, in.n);
   const bool ok = c_first.ok && c_last.ok && (!same_bits_required || same_bits(first, final_value));
   Result r{name, in.n, sizeof(float) * (static_cast<double>(in.n) + 1), t, ok};
@@ -524,7 +551,51 @@ struct Options {
   std::string block = std::to_string(kDefaultBlock);
   std::string variant = "all";
   bool large = false;
+  std::string planted = "none";
 };
+
+// --- planted steps: the harness's own defences, proven ---------------------------------
+//
+// `--verify-only --planted NAME` checks one deliberately broken step instead of the
+// chapter's; the test that runs it expects it to FAIL. Each fails only because a
+// defence of the harness works:
+//   never-writes       writes nothing, on an input whose sum is 0: only the poison
+//                      (NaN, not 0) in the output makes it fail
+//   writes-input-tail  sums correctly, then changes the LAST float of x: only the
+//                      input's digest, which covers every byte, makes it fail
+namespace planted {
+
+__global__ void negate_last(float* x, int64_t n) { x[n - 1] = -x[n - 1]; }
+
+inline void launch_never_writes(const Sum&) {}
+
+inline void launch_writes_input_tail(const Sum& s) {
+  size_t temp_bytes = 0;
+  CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, s.x, s.out, s.n, s.stream));
+  const DeviceBuffer<unsigned char> temp(static_cast<int64_t>(std::max<size_t>(temp_bytes, 1)));
+  CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), temp_bytes, s.x, s.out, s.n, s.stream));
+  negate_last<<<1, 1, 0, s.stream>>>(s.x, s.n);
+  CHECK_LAUNCH();
+}
+
+inline int64_t any_order(const Sum& s) { return s.n; }  // a bound no order of additions exceeds
+
+inline int run(Report& report, const std::string& name, const std::vector<int64_t>& sizes, uint64_t seed) {
+  const Step step = name == "never-writes" ? Step{"planted-never-writes", launch_never_writes, any_order}
+                                           : Step{"planted-writes-input-tail", launch_writes_input_tail, any_order};
+  for (int64_t size : sizes) {
+    const Input in = make_input(size, seed);
+    if (name == "never-writes") {  // zeros: a step that writes nothing is right unless the output is poisoned
+      fill_constant(in.x.get(), in.n, 0.0f);
+      in.ref = in.abs_sum = 0.0;
+      in.digest = device_digest(in.x.get(), in.x.bytes());
+    }
+    verify(report, step, in, {kDefaultBlock});
+  }
+  return report.exit_code();
+}
+
+}  // namespace planted
 
 // --n, --block (unless compiled in), --variant (if asked) and --large (if asked);
 // --list prints the steps. A chapter may add its own options before start().
@@ -544,6 +615,8 @@ inline Cli make_cli(const Chapter& ch, Options* o) {
     cli.add_choice("--variant", &o->variant, choices, "the step(s) to run");
   }
   if (ch.large) cli.add_flag("--large", &o->large, "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
+  cli.add_choice("--planted", &o->planted, {"none", "never-writes", "writes-input-tail"},
+                 "with --verify-only: check a planted broken step instead (the harness's own tests; it must fail)");
   cli.set_steps(names);
   return cli;
 }
@@ -594,6 +667,7 @@ inline int run_chapter(int argc, char** argv, Chapter ch) {
   Options o;
   Cli cli = make_cli(ch, &o);
   Setup s = start(cli, o, ch, argc, argv);
+  if (s.opt.verify_only && o.planted != "none") return planted::run(s.report, o.planted, {1, 1000003}, s.opt.seed);
   if (s.opt.verify_only) {
     for (int64_t size : s.sizes) {
       const Input in = make_input(size, s.opt.seed);

@@ -55,7 +55,7 @@ std::string format_count(int64_t v) {
 }
 
 bool is_measurement(const std::string& key) {
-  if (key == "value" || key == "error" || key == "bound") return true;
+  if (key == "value" || key == "error" || key == "bound" || key.rfind("graded_", 0) == 0) return true;
   for (const char* tail : {"_error", "_bound", "_ms", "_s", "_gbps"})
     if (ends_with(key, tail)) return true;
   return false;

@@ -95,7 +95,7 @@ std::string json_number(double v);
 std::string format_count(int64_t v);
 
 // True for extra keys that hold a measurement, not a setting: "value", "error",
-// "bound", and names ending in _error, _bound, _ms, _s or _gbps ("rel_error",
+// "bound", names starting graded_ (--graded-timing), and names ending in _error, _bound, _ms, _s or _gbps ("rel_error",
 // "kernel_ms", "copy_gbps"). The table's parameters leave these out; every other
 // key is a setting and shows ("block", "blocks_per_sm", "threads", "p", "copies").
 bool is_measurement(const std::string& key);
