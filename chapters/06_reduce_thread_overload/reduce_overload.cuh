@@ -109,6 +109,14 @@ __global__ void __launch_bounds__(kBlock) reduce_overload(const float* __restric
   }
 }
 
+// The error bound's depth: additions an element passes through in one launch of
+// reduce_overload over `count` floats with `threads` threads: 2 inside its float4,
+// one per float4 of its thread, 1 for the tail, and 10 for the two shuffle trees of
+// block_sum. Chapters 06, 12 and 14 add up their launches' depths from it.
+inline int64_t launch_depth(int64_t count, int64_t threads) {
+  return sw::ceil_div(sw::ceil_div(count, kVec), threads) + 3 + 10;
+}
+
 // blocks_per_sm x SMs blocks, but no more than the data can keep busy: each thread
 // should get at least one full iteration of `unroll` float4s (this matters at 2^20).
 inline int64_t grid_for(int64_t n, int block, int blocks_per_sm, int sm_count, int unroll = kUnroll) {

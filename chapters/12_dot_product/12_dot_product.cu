@@ -240,7 +240,7 @@ void e2e_alloc_per_call(Dot& d) {
 // the four lanes, 10 for the two shuffle trees of ch06::block_sum.
 int64_t first_pass_depth(int64_t len, int64_t blocks) { return sw::ceil_div(len / kVec, blocks * kBlock) + 13; }
 // Second pass: chapter 06's kernel, one block over `count` block sums (as chapter 06 counts it).
-int64_t final_pass_depth(int64_t count) { return sw::ceil_div(sw::ceil_div(count, kVec), kBlock) + 13; }
+int64_t final_pass_depth(int64_t count) { return ch06::launch_depth(count, kBlock); }
 
 int64_t depth_two_pass(const Dot& d) {
   const int64_t blocks = dot::blocks_for(d.n, d.max_blocks);
