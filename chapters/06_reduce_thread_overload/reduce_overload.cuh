@@ -15,11 +15,12 @@
 #include <cstdint>
 
 #include "common/cuda_utils.cuh"
+#include "common/vec16.cuh"
 
 namespace ch06 {
 
 constexpr int kUnroll = 4;  // float4 loads in flight per thread per iteration (the default)
-constexpr int kVec = 4;     // floats per float4
+constexpr int kVec = sw::kVec<float>;  // floats per float4
 
 enum class Finish { kPartials, kAtomic };
 

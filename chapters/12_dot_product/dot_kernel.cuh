@@ -18,7 +18,7 @@
 namespace dot {
 
 constexpr int kBlock = 256;  // threads per block, in both passes
-constexpr int kVec = 4;      // floats per float4
+using ch06::kVec;             // floats per float4
 
 // Each thread adds x[i] * y[i] over a grid-stride range of float4s (then the n % 4
 // tail); block b writes its sum to partials[b]. x and y must be 16-byte aligned
