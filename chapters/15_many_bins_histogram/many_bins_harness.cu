@@ -96,8 +96,8 @@ void bench(Context& c, const sw::CommonOptions& opt, const Input& in, uint32_t b
   ok = matches(c, in, bins, r, want) && ok;
   const double bytes =
       static_cast<double>(in.n()) * (in.bits() / 8) + sizeof(HistCount) * static_cast<double>(bins);
-  sw::Result res{r.name(), in.n(), bytes,
-                 t,        ok,     r.step ? role : (role == "step" ? "vendor" : role)};
+  const std::string row_role = r.step ? role : (role == "step" ? "vendor" : role);  // CUB's
+  sw::Result res{r.name(), in.n(), bytes, t, ok, row_role};
   res.problem = "histogram-" + std::to_string(bins);
   res.note = in.note();
   res.extra = std::move(extra);
