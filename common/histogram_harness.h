@@ -1,7 +1,9 @@
 // The histogram chapters' harness (07, 08). A chapter hands run_chapter a plain
 // table of steps; everything else lives here: the options, the inputs with their
 // CPU references, the checks, CUB as the vendor line, timing, the distribution
-// sweep, --file and the --verify-only sweep.
+// sweep, --file and the --verify-only sweep. Chapter 15's harness uses its CUB
+// line at any width and bin count (CubHistogramEven); the 64-bit totals and the
+// protocol of a checked run are in histogram_check.h.
 //
 //   void launch_mine(const uint8_t* in, int64_t n, sw::HistCount* hist);  // the chapter's
 //   int main(int argc, char** argv) {
@@ -34,6 +36,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/check.h"
@@ -42,6 +45,7 @@
 #include "common/data.h"
 #include "common/device.h"
 #include "common/gpu_timer.h"
+#include "common/histogram_check.h"
 #include "common/parallel.h"
 #include "common/report.h"
 #include "common/verify.h"
@@ -49,7 +53,6 @@
 namespace sw {
 
 constexpr int kBins = 256;
-using HistCount = unsigned long long;  // 64-bit totals (the type CUDA's 64-bit atomicAdd takes)
 constexpr size_t kHistBytes = kBins * sizeof(HistCount);
 constexpr int64_t kMaxHistOffset = 63;           // --offset: start this many bytes past an aligned address
 constexpr int64_t kLargeHistBytes = (int64_t{1} << 32) + (int64_t{1} << 20) + 3;  // --large: above 2^32
@@ -63,7 +66,6 @@ constexpr int64_t kSlowEqualBytes = int64_t{1} << 28;
 // The distribution sweep: p from uniform (0) to all zeros (1), with fewer reps.
 constexpr double kSweepRepsFraction = 0.25;
 const std::vector<double> kSweepP = {0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0};
-static_assert(sizeof(HistCount) == sizeof(uint64_t), "HistCount must be 64 bits");
 
 // --- the chapter's table ----------------------------------------------------------
 
@@ -179,33 +181,50 @@ inline bool decrements_to_zero(const HistCount got[kBins], const uint8_t* bytes,
 
 // --- the versions: the chapter's steps and CUB ----------------------------------------
 
-// cub::DeviceHistogram::HistogramEven with 32-bit counters, the type its tuned
-// Hopper policy is for. Its temporary storage is sized for the largest input it
-// takes and allocated here, outside any timed loop. Inputs beyond 2^31 - 1 bytes
-// are skipped: a 32-bit counter could wrap and CUB's int offsets could not index them.
-class CubHistogram {
+// cub::DeviceHistogram::HistogramEven of values of type T: `bins` 32-bit counters
+// evenly spaced over [0, upper), the type its tuned Hopper policy is for. prepare()
+// sizes its temporary storage for n values, outside any timed loop. Inputs beyond
+// kMaxN values are skipped: a 32-bit counter could wrap and CUB's int offsets could
+// not index them. Chapter 15 uses it at 16 and 32 bits with up to 2^20 bins.
+template <class T>
+class CubHistogramEven {
  public:
-  static constexpr int64_t kMaxBytes = 0x7FFFFFFF;
-  CubHistogram() : counts_(kBins) {
-    CUDA_CHECK(cub::DeviceHistogram::HistogramEven(nullptr, temp_bytes_, static_cast<const uint8_t*>(nullptr),
-                                                   counts_.get(), kBins + 1, 0, kBins, static_cast<int>(kMaxBytes)));
-    temp_.allocate(static_cast<int64_t>(std::max<size_t>(temp_bytes_, 1)));
+  static constexpr int64_t kMaxN = 0x7FFFFFFF;
+  using Level = std::conditional_t<sizeof(T) == 4, unsigned, int>;  // the levels' type
+  explicit CubHistogramEven(int64_t max_bins) : counts_(max_bins) {}
+  void prepare(int bins, Level upper, int64_t n) {
+    bins_ = bins;
+    upper_ = upper;
+    size_t bytes = 0;
+    call(nullptr, bytes, nullptr, n);
+    if (static_cast<int64_t>(bytes) > temp_.count()) temp_.allocate(static_cast<int64_t>(std::max<size_t>(bytes, 1)));
   }
-  void run(const uint8_t* in, int64_t n) {
-    size_t bytes = temp_bytes_;  // CUB returns an error if n needed more than kMaxBytes did
-    CUDA_CHECK(cub::DeviceHistogram::HistogramEven(temp_.get(), bytes, in, counts_.get(), kBins + 1, 0, kBins,
-                                                   static_cast<int>(n)));
+  void run(const T* in, int64_t n) {
+    size_t bytes = static_cast<size_t>(temp_.count());  // CUB returns an error if n needs more
+    call(temp_.get(), bytes, in, n);
   }
-  void poison() { sw::poison(counts_.get(), counts_.bytes()); }
+  void poison() { sw::poison(counts_.get(), sizeof(unsigned) * bins_); }
   std::vector<HistCount> read() const {
-    const std::vector<unsigned> c = sw::read(counts_.get(), kBins);
+    const std::vector<unsigned> c = sw::read(counts_.get(), bins_);
     return std::vector<HistCount>(c.begin(), c.end());
   }
 
  private:
+  void call(void* temp, size_t& bytes, const T* in, int64_t n) {
+    CUDA_CHECK(cub::DeviceHistogram::HistogramEven(temp, bytes, in, counts_.get(), bins_ + 1, Level{0}, upper_,
+                                                   static_cast<int>(n)));
+  }
   DeviceBuffer<unsigned> counts_;
   DeviceBuffer<uint8_t> temp_;
-  size_t temp_bytes_ = 0;
+  int bins_ = 0;
+  Level upper_ = 0;
+};
+
+// Chapters 07 and 08: 256 bins over the bytes, sized once for the largest input.
+class CubHistogram : public CubHistogramEven<uint8_t> {
+ public:
+  static constexpr int64_t kMaxBytes = kMaxN;
+  CubHistogram() : CubHistogramEven(kBins) { prepare(kBins, kBins, kMaxBytes); }
 };
 
 // One row source: a chapter's step writing into the shared 64-bit totals, or CUB.
@@ -298,14 +317,12 @@ class HistData {
   // The input as generated or uploaded: a kernel may only read it.
   bool input_kept() const { return device_digest(device(), static_cast<size_t>(n_)) == digest_; }
 
-  // Poisons the output, runs, checks; then runs again without poisoning and
-  // checks again, and the input too. The decrement check runs on the first result.
+  // checked_twice, then the input (a kernel may only read it). The decrement check
+  // runs on the first result.
   bool run_and_check(const Version& v, bool decrement) const {
-    v.poison();
-    v.run(device(), n_);
-    const bool ok = check(v.read(), decrement);
-    v.run(device(), n_);
-    return check(v.read(), false) && input_kept() && ok;
+    return checked_twice([&] { v.poison(); }, [&] { v.run(device(), n_); },
+                         [&](bool first) { return check(v.read(), first && decrement); }) &&
+           input_kept();
   }
 
  private:

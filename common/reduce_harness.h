@@ -153,7 +153,8 @@ struct Config {
 // the data: fixed chunks summed in double on all cores, then the chunk sums in
 // order. No element passes through more than n additions, so the reference's own
 // error is within the n * 2^-53 * sum|x| that float_sum_bound already allows.
-inline void reference_sum(int64_t n, uint64_t seed, double* sum, double* abs_sum) {
+// Elements [first, first + n) of the stream: chapter 14 sums a shard of it.
+inline void reference_sum(int64_t n, uint64_t seed, double* sum, double* abs_sum, int64_t first = 0) {
   constexpr int64_t kChunk = int64_t{1} << 16;
   const int64_t chunks = ceil_div(n, kChunk);
   std::vector<double> s(chunks, 0.0), a(chunks, 0.0);
@@ -161,7 +162,7 @@ inline void reference_sum(int64_t n, uint64_t seed, double* sum, double* abs_sum
     for (int64_t c = begin; c < end; ++c) {
       double cs = 0, ca = 0;
       for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
-        const double v = float_value(seed, static_cast<uint64_t>(i));
+        const double v = float_value(seed, static_cast<uint64_t>(first + i));
         cs += v;
         ca += std::fabs(v);
       }

@@ -6,7 +6,7 @@
 Four GPUs (rows), each vector cut in four chunks (columns). A cell says which
 GPUs' inputs the chunk's value on that GPU holds so far; a cell written in the
 step has a dark edge, and the step's caption says where its data came from. The
-steps follow launch_ring in chapters/14_multi_gpu/14_multi_gpu.cu exactly: in
+steps follow launch_ring in chapters/14_multi_gpu/all_reduce.cu exactly: in
 reduce-scatter step s GPU g adds GPU g-1's chunk g-1-s into its own; in
 all-gather step t it copies the finished chunk g-t from GPU g-1. No measured
 data; the output is deterministic.

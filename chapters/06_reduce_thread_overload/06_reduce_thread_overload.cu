@@ -59,7 +59,7 @@ namespace rd = sw::reduce;
 using ch06::block_sum;
 using ch06::Finish;
 using ch06::grid_for;
-using ch06::kVec;
+using ch06::launch_depth;
 using ch06::reduce_overload;
 using ch06::thread_sum;
 
@@ -201,13 +201,7 @@ void launch_single_pass_last_block_pdl(const rd::Sum& s) {
 
 // --- error bounds -------------------------------------------------------------------------
 
-// Additions an element passes through in one launch over `count` floats with
-// `threads` threads: 2 inside its float4, one per float4 of its thread, 1 for the
-// tail, and 10 for the two shuffle trees of block_sum.
-int64_t launch_depth(int64_t count, int64_t threads) {
-  return sw::ceil_div(sw::ceil_div(count, kVec), threads) + 3 + 10;
-}
-
+// Each launch's depth is ch06::launch_depth (reduce_overload.cuh).
 template <int kUnroll = ch06::kUnroll>
 int64_t depth_two_pass(const rd::Sum& s) {
   const int64_t blocks = grid<kUnroll>(s);

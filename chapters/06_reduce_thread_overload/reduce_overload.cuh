@@ -15,11 +15,12 @@
 #include <cstdint>
 
 #include "common/cuda_utils.cuh"
+#include "common/vec16.cuh"
 
 namespace ch06 {
 
 constexpr int kUnroll = 4;  // float4 loads in flight per thread per iteration (the default)
-constexpr int kVec = 4;     // floats per float4
+constexpr int kVec = sw::kVec<float>;  // floats per float4
 
 enum class Finish { kPartials, kAtomic };
 
@@ -107,6 +108,14 @@ __global__ void __launch_bounds__(kBlock) reduce_overload(const float* __restric
     else
       out[blockIdx.x] = sum;
   }
+}
+
+// The error bound's depth: additions an element passes through in one launch of
+// reduce_overload over `count` floats with `threads` threads: 2 inside its float4,
+// one per float4 of its thread, 1 for the tail, and 10 for the two shuffle trees of
+// block_sum. Chapters 06, 12 and 14 add up their launches' depths from it.
+inline int64_t launch_depth(int64_t count, int64_t threads) {
+  return sw::ceil_div(sw::ceil_div(count, kVec), threads) + 3 + 10;
 }
 
 // blocks_per_sm x SMs blocks, but no more than the data can keep busy: each thread

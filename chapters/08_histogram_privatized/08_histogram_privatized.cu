@@ -39,6 +39,7 @@
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
 #include "common/histogram_harness.h"
+#include "common/vec16.cuh"
 
 namespace {
 
@@ -109,20 +110,6 @@ histogram_per_warp(const uint8_t* __restrict__ in, int64_t n, HistCount* __restr
 
 // --- 16-byte loads: the pieces ------------------------------------------------------------
 
-// [in, in + n) = a head up to the first 16-byte boundary, whole 16-byte vectors,
-// and a tail of fewer than 16 bytes.
-struct Split16 {
-  int64_t head;  // bytes before the first vector (at most 15)
-  int64_t nvec;  // whole vectors
-  int64_t tail;  // index of the first byte after the vectors
-};
-__device__ Split16 split16(const uint8_t* in, int64_t n) {
-  const int64_t to_boundary = (16 - (reinterpret_cast<uintptr_t>(in) & 15)) & 15;
-  const int64_t head = n < to_boundary ? n : to_boundary;
-  const int64_t nvec = (n - head) / 16;
-  return {head, nvec, head + nvec * 16};
-}
-
 // Counts the 16 bytes of v into one copy of a [kBins][kStride] sub-histogram:
 // bin b of this copy is column[b * kStride].
 template <int kStride>
@@ -134,34 +121,19 @@ __device__ __forceinline__ void count16(uint32_t* column, uint4 v) {
     for (int j = 0; j < 4; ++j) atomicAdd(&column[((words[k] >> (8 * j)) & 0xFFu) * kStride], 1u);
 }
 
-// Head and tail bytes (at most 15 each) go one per thread to the first threads of the grid.
-template <int kStride>
-__device__ void count_edges(const uint8_t* in, int64_t n, Split16 s, int64_t tid, uint32_t* column) {
-  if (tid < s.head) atomicAdd(&column[in[tid] * kStride], 1u);
-  if (tid < n - s.tail) atomicAdd(&column[in[s.tail + tid] * kStride], 1u);
-}
-
 // Phase 1 of a 16-byte kernel with kThreads per block: this thread's bytes into
 // `column`, kUnroll loads per step, then their atomics (in the SASS, 3 or 4 loads stay
-// in flight at 32 registers per thread, 5 to 8 at 56). The loop bounds are the same
-// for the whole warp: the adaptive kernels' vote needs that.
+// in flight at 32 registers per thread, 5 to 8 at 56); head and tail bytes one at a
+// time (sw::for_each_vec16).
 template <int kThreads, int kStride>
 __device__ void count_vec16(const uint8_t* __restrict__ in, int64_t n, uint32_t* column) {
-  const Split16 s = split16(in, n);
-  const int64_t threads = int64_t{gridDim.x} * kThreads;
-  const int64_t tid = int64_t{blockIdx.x} * kThreads + threadIdx.x;
-  const int lane = threadIdx.x % kWarp;
-  count_edges<kStride>(in, n, s, tid, column);
-  const uint4* vec = reinterpret_cast<const uint4*>(in + s.head);
-  int64_t first = tid - lane;  // the warp's first vector
-  for (; first + (kWarp - 1) + (kUnroll - 1) * threads < s.nvec; first += kUnroll * threads) {
-    uint4 v[kUnroll];
+  sw::for_each_vec16<kThreads, kUnroll>(
+      in, n, [&](uint8_t byte) { atomicAdd(&column[byte * kStride], 1u); },
+      [&](const uint4 (&v)[kUnroll]) {
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(&vec[first + lane + u * threads]);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) count16<kStride>(column, v[u]);
-  }
-  for (int64_t i = first + lane; i < s.nvec; i += threads) count16<kStride>(column, __ldg(&vec[i]));
+        for (int u = 0; u < kUnroll; ++u) count16<kStride>(column, v[u]);
+      },
+      [&](uint4 v) { count16<kStride>(column, v); });
 }
 
 // Bin `bin` of a [kBins][kCopies] sub-histogram, summed over its copies, read
@@ -253,27 +225,20 @@ __device__ void adaptive(const uint8_t* __restrict__ in, int64_t n, HistCount* _
   __syncthreads();
 
   uint32_t* column = sub + lane % kSpreadCopies;
-  const Split16 s = split16(in, n);
-  const int64_t threads = int64_t{gridDim.x} * kVecThreads;
-  const int64_t tid = int64_t{blockIdx.x} * kVecThreads + threadIdx.x;
-  count_edges<kSpreadCopies>(in, n, s, tid, column);
-  const uint4* vec = reinterpret_cast<const uint4*>(in + s.head);
-  int64_t first = tid - lane;
-  for (; first + (kWarp - 1) + (kUnroll - 1) * threads < s.nvec; first += kUnroll * threads) {
-    uint4 v[kUnroll];
+  sw::for_each_vec16<kVecThreads, kUnroll>(
+      in, n, [&](uint8_t byte) { atomicAdd(&column[byte * kSpreadCopies], 1u); },
+      [&](const uint4 (&v)[kUnroll]) {  // the whole warp is here
+        const uint32_t mine = v[0].x & 0xFFu;
+        const uint32_t lead = __shfl_sync(kFullMask, mine, 0);
+        if (__popc(__ballot_sync(kFullMask, mine == lead)) >= kHotLanes) {  // the same for all lanes
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(&vec[first + lane + u * threads]);
-    const uint32_t mine = v[0].x & 0xFFu;
-    const uint32_t lead = __shfl_sync(kFullMask, mine, 0);
-    if (__popc(__ballot_sync(kFullMask, mine == lead)) >= kHotLanes) {  // the same for all lanes
+          for (int u = 0; u < kUnroll; ++u) hot.count(v[u]);
+        } else {
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) hot.count(v[u]);
-    } else {
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) count16<kSpreadCopies>(column, v[u]);
-    }
-  }
-  for (int64_t i = first + lane; i < s.nvec; i += threads) count16<kSpreadCopies>(column, __ldg(&vec[i]));
+          for (int u = 0; u < kUnroll; ++u) count16<kSpreadCopies>(column, v[u]);
+        }
+      },
+      [&](uint4 v) { count16<kSpreadCopies>(column, v); });
 
   __syncwarp();
   for (int bin = lane; bin < kBins; bin += kWarp) {

@@ -14,11 +14,12 @@
 
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
+#include "common/vec16.cuh"
 
 namespace dot {
 
 constexpr int kBlock = 256;  // threads per block, in both passes
-constexpr int kVec = 4;      // floats per float4
+constexpr int kVec = sw::kVec<float>;  // floats per float4
 // CUB's default block reduction (warp shuffles, then the warps' sums in order): 5
 // levels in a warp and kBlock / 32 - 1 more for the warps, 12 roundings at most.
 using BlockSum = cub::BlockReduce<float, kBlock>;

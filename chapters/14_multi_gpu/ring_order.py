@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The ring's ordering, checked on a model of launch_ring (14_multi_gpu.cu). Needs no GPU.
+"""The ring's ordering, checked on a model of launch_ring (all_reduce.cu). Needs no GPU.
 
 usage: ring_order.py
 

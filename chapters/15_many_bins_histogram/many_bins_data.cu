@@ -1,6 +1,4 @@
 // Chapter 15's inputs (on the GPU) and its CPU reference (on all cores).
-#include "many_bins_data.h"
-
 #include <cmath>
 #include <cstdio>
 #include <mutex>
@@ -9,13 +7,15 @@
 #include "common/cuda_utils.cuh"
 #include "common/data.h"
 #include "common/parallel.h"
+#include "many_bins_data.h"
 
 namespace ch15 {
 namespace {
 
 constexpr int kFillThreads = 256;
 constexpr int kFillBlocksPerSm = 8;
-constexpr int64_t kHostGrain = int64_t{1} << 22;  // values worth a host thread (and its table of counts)
+constexpr int64_t kHostGrain = int64_t{1}
+                               << 22;  // values worth a host thread (and its table of counts)
 
 // Value i of the input, in [0, 2^range) for range = 16 or 20.
 __device__ uint32_t value_at(uint64_t seed, int64_t i, int range, ValueSpec spec) {
@@ -25,17 +25,20 @@ __device__ uint32_t value_at(uint64_t seed, int64_t i, int range, ValueSpec spec
     case Dist::Equal:
       return spec.value & mask;
     case Dist::Mix:
-      return sw::unit_double(bits) < spec.p ? (spec.value & mask)
-                                             : static_cast<uint32_t>(sw::random_bits(~seed, i)) & mask;
+      return sw::unit_double(bits) < spec.p
+                 ? (spec.value & mask)
+                 : static_cast<uint32_t>(sw::random_bits(~seed, i)) & mask;
     case Dist::Image: {
       // Smooth: two waves and two ramps, between 5% and 85% of the range; then
       // noise of +-range/256 (+-256 of 2^16), like a sensor's.
       const float fx = static_cast<float>(i % kImageWidth) / kImageWidth;
       const float fy = static_cast<float>((i / kImageWidth) % kImageWidth) / kImageWidth;
-      const float smooth = 0.45f + 0.25f * sinf(6.2831853f * 3.0f * fx) * cosf(6.2831853f * 2.0f * fy) +
+      const float smooth = 0.45f +
+                           0.25f * sinf(6.2831853f * 3.0f * fx) * cosf(6.2831853f * 2.0f * fy) +
                            0.2f * (fx - 0.5f) + 0.1f * (fy - 0.5f);
       const int64_t noise_span = int64_t{1} << (range - 8);  // range / 256
-      const int64_t noise = static_cast<int64_t>(bits % static_cast<uint64_t>(2 * noise_span + 1)) - noise_span;
+      const int64_t noise =
+          static_cast<int64_t>(bits % static_cast<uint64_t>(2 * noise_span + 1)) - noise_span;
       const int64_t v = static_cast<int64_t>(smooth * static_cast<float>(mask + 1)) + noise;
       return static_cast<uint32_t>(v < 0 ? 0 : (v > mask ? mask : v));
     }
@@ -62,10 +65,17 @@ void count_range(const T* v, int64_t begin, int64_t end, uint64_t* counts) {
 std::string spec_note(const ValueSpec& spec) {
   char buf[48];
   switch (spec.dist) {
-    case Dist::Equal: std::snprintf(buf, sizeof buf, "equal-%u", spec.value); break;
-    case Dist::Mix: std::snprintf(buf, sizeof buf, "mix-%.2f", spec.p); break;
-    case Dist::Image: std::snprintf(buf, sizeof buf, "image"); break;
-    default: std::snprintf(buf, sizeof buf, "uniform");
+    case Dist::Equal:
+      std::snprintf(buf, sizeof buf, "equal-%u", spec.value);
+      break;
+    case Dist::Mix:
+      std::snprintf(buf, sizeof buf, "mix-%.2f", spec.p);
+      break;
+    case Dist::Image:
+      std::snprintf(buf, sizeof buf, "image");
+      break;
+    default:
+      std::snprintf(buf, sizeof buf, "uniform");
   }
   return buf;
 }
@@ -100,9 +110,11 @@ std::vector<uint64_t> count_values(const void* host_values, int value_bits, int6
   return total;
 }
 
-std::vector<uint64_t> fold_bins(const std::vector<uint64_t>& counts, int value_bits, uint32_t bins) {
+std::vector<uint64_t> fold_bins(const std::vector<uint64_t>& counts, int value_bits,
+                                uint32_t bins) {
   std::vector<uint64_t> hist(bins, 0);
-  for (size_t v = 0; v < counts.size(); ++v) hist[bin_of(static_cast<uint32_t>(v), bins, value_bits)] += counts[v];
+  for (size_t v = 0; v < counts.size(); ++v)
+    hist[bin_of(static_cast<uint32_t>(v), bins, value_bits)] += counts[v];
   return hist;
 }
 

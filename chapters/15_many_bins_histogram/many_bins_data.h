@@ -16,8 +16,6 @@
 
 namespace ch15 {
 
-using HistCount = unsigned long long;  // 64-bit totals: the type CUDA's 64-bit atomicAdd takes
-
 // log2 of the value range: 16 for 16-bit values, 20 for 32-bit ones.
 constexpr int range_bits(int value_bits) { return value_bits == 16 ? 16 : 20; }
 

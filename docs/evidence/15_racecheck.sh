@@ -13,9 +13,9 @@ exe="$build/chapters/15_many_bins_histogram"
 for run in "shared32 256" "packed16 65536" "packed16-batch 65536" "packed16-hot 65536" "partition 1048576"; do
   set -- $run
   for dist in uniform equal "mix --p 0.9"; do
-    echo "# racecheck, --step $1 --bins $2 --dist $dist --n 100003"
+    echo "# racecheck, --variant $1 --bins $2 --dist $dist --n 100003"
     # shellcheck disable=SC2086  # $dist holds an option and its value
-    "$sanitizer" --tool racecheck --error-exitcode 7 --print-limit 4 "$exe" --step "$1" --bins "$2" --dist $dist \
+    "$sanitizer" --tool racecheck --error-exitcode 7 --print-limit 4 "$exe" --variant "$1" --bins "$2" --dist $dist \
       --n 100003 --reps 1 --warmup 0 2>&1 | grep -E "RACECHECK|Error|error|hazard|checks" | tail -6
     echo "# exit ${PIPESTATUS[0]}"
   done

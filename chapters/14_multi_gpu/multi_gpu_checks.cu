@@ -1,0 +1,184 @@
+// Chapter 14's checks (see multi_gpu_checks.h). Part of the program 14_multi_gpu;
+// the steps are in sharded_sum.cu and all_reduce.cu.
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "common/check.h"
+#include "common/cuda_utils.cuh"
+#include "common/data.h"
+#include "common/multi_gpu_timer.h"
+#include "common/parallel.h"
+#include "common/verify.h"
+#include "multi_gpu_checks.h"
+
+namespace ch14 {
+namespace {
+
+// Floats read back per GPU at a time by the checks; runs compared bit for bit.
+constexpr int64_t kCheckChunk = int64_t{1} << 22;
+constexpr int kRepeatRuns = 5;
+
+}  // namespace
+
+std::string check_shard_results(const std::vector<double>& got, const Ref& ref, int64_t depth,
+                                int64_t n) {
+  for (size_t i = 0; i < got.size(); ++i) {
+    const sw::SumCheck c = sw::check_sum(got[i], ref.sum, ref.abs_sum, depth, n);
+    if (!c.ok) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "result %zu: got %.9g, want %.9g: error %.3g > bound %.3g", i,
+                    got[i], ref.sum, c.abs_error, c.bound);
+      return buf;
+    }
+  }
+  return "";
+}
+
+// The exact sum of the K inputs (in double): exact data must match it exactly;
+// random data within gamma_{K-1} * sum_g |x_g[i]|, the bound of any order of K - 1
+// float additions.
+VectorCheck check_outputs(const Vectors& v, Data d, uint64_t seed) {
+  const int k = v.count;
+  const double gamma = sw::float_gamma(k - 1);
+  const int64_t chunk = std::min(v.n, kCheckChunk);
+  sw::PinnedBuffer<float> got(k * chunk);  // GPU g's piece at g * chunk
+  std::atomic<int64_t> wrong{0}, first_wrong{INT64_MAX};
+  std::atomic<uint64_t> hash{0};
+  for (int64_t begin = 0; begin < v.n; begin += kCheckChunk) {
+    const int64_t count = std::min(kCheckChunk, v.n - begin);
+    for (int g = 0; g < k; ++g) {
+      CUDA_CHECK(cudaSetDevice(g));
+      CUDA_CHECK(cudaMemcpy(got.get() + g * chunk, v.recv[g].get() + begin, count * sizeof(float),
+                            cudaMemcpyDeviceToHost));
+    }
+    sw::parallel_for(count, [&](int64_t lo, int64_t hi) {
+      int64_t bad = 0, first_bad = INT64_MAX;
+      uint64_t h = 0;
+      for (int64_t i = lo; i < hi; ++i) {
+        double sum = 0, abs_sum = 0;
+        for (int g = 0; g < k; ++g) {
+          const double x = value(d, vector_seed(seed, g), begin + i);
+          sum += x;
+          abs_sum += std::fabs(x);
+        }
+        const double bound = d == Data::kExact ? 0.0 : gamma * abs_sum;
+        for (int g = 0; g < k; ++g) {
+          const float y = got[g * chunk + i];
+          if (!(std::fabs(y - sum) <= bound)) {  // NaN (a poisoned element) never passes
+            ++bad;
+            first_bad = std::min(first_bad, (begin + i) * kMaxGpus + g);
+          }
+          uint32_t bits;
+          std::memcpy(&bits, &y, sizeof bits);
+          h += sw::mix64((static_cast<uint64_t>(begin + i) * kMaxGpus + g) << 32 ^ bits);
+        }
+      }
+      wrong += bad;
+      hash += h;
+      for (int64_t f = first_wrong.load();
+           first_bad < f && !first_wrong.compare_exchange_weak(f, first_bad);) {
+      }
+    });
+  }
+  CUDA_CHECK(cudaSetDevice(0));
+  VectorCheck c{wrong.load(), hash.load(), ""};
+  if (c.wrong > 0) {
+    const int64_t i = first_wrong / kMaxGpus;
+    const int g = static_cast<int>(first_wrong % kMaxGpus);
+    double sum = 0;
+    for (int h = 0; h < k; ++h) sum += value(d, vector_seed(seed, h), i);
+    CUDA_CHECK(cudaSetDevice(g));
+    const float y = sw::read(v.recv[g].get() + i);
+    CUDA_CHECK(cudaSetDevice(0));
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%lld wrong elements; first: GPU %d [%lld] = %.9g, want %.9g",
+                  static_cast<long long>(c.wrong), g, static_cast<long long>(i), y, sum);
+    c.first = buf;
+  }
+  return c;
+}
+
+VectorCheck run_checked(Machine& m, const Vectors& v, const Step<const Vectors>& a, Data d,
+                        uint64_t seed) {
+  poison_outputs(v);
+  a.launch(m, v);
+  sw::sync_gpus(v.count);
+  return check_outputs(v, d, seed);
+}
+
+// Part 1 on 1 .. K GPUs at awkward sizes (shards of 0 floats included), both combines.
+void verify_sharded_sum(Machine& m, sw::Report& report, uint64_t seed) {
+  const std::vector<int64_t> sizes = {1, 7, 1000, 1000003, (int64_t{1} << 24) + 1};
+  Shards s(std::vector<int64_t>(m.k, sizes.back()));
+  for (int count = 1; count <= m.k; ++count)
+    for (int64_t n : sizes) {
+      s.split(count, n);
+      s.fill(seed);
+      const Ref ref = reference(seed, 0, n);
+      for (const Step<Shards>& c : kSumSteps) {
+        s.poison();
+        c.launch(m, s);
+        sw::sync_gpus(count);
+        const std::string wrong = check_shard_results(shard_results(c, s), ref, sum_depth(s), n);
+        report.check(wrong.empty(),
+                     std::string(c.name) + " n=" + std::to_string(n) + " " + gpus_text(count),
+                     wrong);
+      }
+    }
+}
+
+// Part 2 on 1 .. K GPUs: sizes not divisible by K nor by a slice, exact and random data, the ring
+// with 1, 3 and 8 slices per chunk, with peer loads (where every pair has peer access) and with
+// copies; then naive-gather and ring bit for bit over repeated runs.
+void verify_all_reduce(Machine& m, sw::Report& report, uint64_t seed) {
+  const std::vector<int64_t> sizes = {1, 7, 1000, 1000003, (int64_t{1} << 22) + 5};
+  Vectors v = make_vectors(m, m.k, sizes.back());
+  std::vector<bool> read_modes = {false};
+  if (v.peer_ok) read_modes.push_back(true);
+  for (int count = 1; count <= m.k; ++count) {
+    v.count = count;
+    for (int64_t n : sizes)
+      for (Data d : {Data::kExact, Data::kRandom}) {
+        v.n = n;
+        fill_vectors(v, d, seed);
+        for (const Step<const Vectors>& a : kAllReduceSteps) {
+          const bool ring = is_ring(a);
+          for (bool peer : ring ? read_modes : std::vector<bool>{v.peer_ok})
+            for (int slices : ring ? std::vector<int>{1, 3, m.slices} : std::vector<int>{1}) {
+              v.peer_reads = peer;
+              v.slices = slices;
+              const VectorCheck c = run_checked(m, v, a, d, seed);
+              std::string what = std::string(a.name) + " n=" + std::to_string(n) + " " +
+                                 gpus_text(count) + " " + data_name(d);
+              if (ring)
+                what += std::string(peer ? " peer-loads" : " copies") +
+                        " slices=" + std::to_string(slices);
+              report.check(c.wrong == 0, what, c.first);
+            }
+        }
+      }
+    v.n = 1000003;
+    v.slices = m.slices;
+    v.peer_reads = v.peer_ok;
+    fill_vectors(v, Data::kRandom, seed);
+    for (const Step<const Vectors>& a : kAllReduceSteps) {
+      if (!a.same_bits) continue;
+      const VectorCheck first = run_checked(m, v, a, Data::kRandom, seed);
+      int differing = 0;
+      for (int r = 1; r < kRepeatRuns; ++r)
+        differing += run_checked(m, v, a, Data::kRandom, seed).hash != first.hash;
+      report.check(first.wrong == 0 && differing == 0,
+                   std::string(a.name) + " bitwise identical over " + std::to_string(kRepeatRuns) +
+                       " runs n=1000003 " + gpus_text(count),
+                   first.wrong ? first.first
+                   : differing ? std::to_string(differing) + " runs gave other bits"
+                               : "");
+    }
+  }
+}
+
+}  // namespace ch14

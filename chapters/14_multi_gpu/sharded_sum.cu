@@ -1,0 +1,311 @@
+// Chapter 14, Part 1: a sum sharded across GPUs (see sharded_sum.h). Each GPU sums
+// its shard with chapter 06's two-pass kernel (reduce_overload), then the K sums
+// are combined on the host or with one ncclAllReduce.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+// Chapter 06's kernel, reused, not copied.
+#include "chapters/06_reduce_thread_overload/reduce_overload.cuh"
+#include "common/check.h"
+#include "common/multi_gpu_timer.h"
+#include "common/nccl_check.h"
+#include "common/reduce_harness.h"  // the reference sum
+#include "multi_gpu_checks.h"
+#include "sharded_sum.h"
+
+namespace ch14 {
+namespace {
+
+using ch06::Finish;
+using ch06::reduce_overload;
+
+constexpr int kBlock = 256;                      // reduce_overload's threads per block
+constexpr int64_t kLatencyN = int64_t{1} << 20;  // Part 1 at a size where fixed costs dominate
+
+// The floor of every launch: a kernel that does nothing.
+__global__ void empty_kernel() {}
+void launch_empty(int gpu, cudaStream_t stream) {
+  CUDA_CHECK(cudaSetDevice(gpu));
+  empty_kernel<<<1, 1, 0, stream>>>();
+  CHECK_LAUNCH();
+}
+
+// Blocks of reduce_overload for n floats on GPU g: chapter 06's grid (one full wave at most).
+int64_t shard_grid(const Shards& s, int g, int64_t n) {
+  CUDA_CHECK(cudaSetDevice(g));
+  return ch06::grid_for(n, kBlock, s.sums_per_sm[g], sw::sm_count());
+}
+
+// GPU g's sum of its shard into s.sum[g]: chapter 06's two-pass, the block sums then one block.
+void launch_shard_sum(const Machine& m, const Shards& s, int g) {
+  const int64_t blocks = shard_grid(s, g, s.size[g]);
+  cudaStream_t stream = m.stream[g][0];
+  reduce_overload<kBlock, Finish::kPartials>
+      <<<blocks, kBlock, 0, stream>>>(s.x[g].get(), s.size[g], s.partials[g].get());
+  CHECK_LAUNCH();
+  reduce_overload<kBlock, Finish::kPartials>
+      <<<1, kBlock, 0, stream>>>(s.partials[g].get(), blocks, s.sum[g].get());
+  CHECK_LAUNCH();
+}
+
+// shard-host-combine: every GPU sums its shard and copies its sum to the host, which adds them.
+void launch_host_combine(Machine& m, Shards& s) {
+  for (int g = 0; g < s.count; ++g) {
+    launch_shard_sum(m, s, g);
+    CUDA_CHECK(cudaMemcpyAsync(&s.host_sums[g], s.sum[g].get(), sizeof(float),
+                               cudaMemcpyDeviceToHost, m.stream[g][0]));
+  }
+  double total = 0;
+  for (int g = 0; g < s.count; ++g) {
+    CUDA_CHECK(cudaStreamSynchronize(m.stream[g][0]));
+    total += s.host_sums[g];
+  }
+  s.host_total = total;
+}
+
+// shard-nccl-allreduce: the same sums, then one all-reduce of one float per GPU.
+void launch_nccl_combine(Machine& m, Shards& s) {
+  for (int g = 0; g < s.count; ++g) launch_shard_sum(m, s, g);
+  const std::vector<ncclComm_t>& comm = m.comm(s.count);
+  NCCL_CHECK(ncclGroupStart());
+  for (int g = 0; g < s.count; ++g)
+    NCCL_CHECK(ncclAllReduce(s.sum[g].get(), s.total[g].get(), 1, ncclFloat, ncclSum, comm[g],
+                             m.stream[g][0]));
+  NCCL_CHECK(ncclGroupEnd());
+}
+
+// A poisoned run, checked; the timed runs; the last one checked again (bit for bit against the
+// first for the host combine, whose order is fixed).
+sw::Result measure_sum(Machine& m, Shards& s, const Step<Shards>& c, const Ref& ref,
+                       const sw::CommonOptions& opt) {
+  const int64_t n = s.n(), depth = sum_depth(s);
+  s.poison();
+  c.launch(m, s);
+  sw::sync_gpus(s.count);
+  const std::vector<double> first = shard_results(c, s);
+  const sw::Timing t = sw::time_gpus(opt, s.count, 1, [&] { c.launch(m, s); });
+  const std::vector<double> last = shard_results(c, s);
+  const bool ok = check_shard_results(first, ref, depth, n).empty() &&
+                  check_shard_results(last, ref, depth, n).empty() &&
+                  (!c.same_bits || sw::same_bits(first[0], last[0]));
+  sw::Result r{c.name, n, static_cast<double>(n) * sizeof(float), t, ok, c.role};
+  r.extra["gpus"] = s.count;
+  r.extra["shard"] = static_cast<double>(s.size[0]);
+  r.extra["rel_error"] = sw::check_sum(last[0], ref.sum, ref.abs_sum, depth, n).rel_error;
+  return r;
+}
+
+// "strong: shard-host-combine 1 GPU 1.95 ms; 2 GPUs 0.99 ms (1.97x); ..."
+void scaling_note(sw::Report& report, const std::string& what,
+                  const std::vector<sw::Result>& rows) {
+  std::string line = what + ":";
+  for (const sw::Result& r : rows) {
+    char part[96];
+    const double speedup = rows.front().timing.ms_median / r.timing.ms_median;
+    const bool weak = what.rfind("weak", 0) == 0;  // weak scaling: the work grows with K
+    std::snprintf(part, sizeof part, "%s %d GPU(s) %.3f ms (%.2fx)", &r == &rows.front() ? "" : ";",
+                  static_cast<int>(r.extra.at("gpus")), r.timing.ms_median,
+                  weak ? speedup * r.extra.at("gpus") : speedup);
+    line += part;
+  }
+  report.note(line);
+}
+
+// The fixed costs on `count` GPUs, each alone: a launch on every GPU, the host combine
+// of one float per GPU, NCCL's all-reduce of one float per GPU, and the whole sharded
+// sum at a size where they dominate.
+void bench_fixed_costs(Machine& m, Shards& s, sw::Report& report, const sw::CommonOptions& opt,
+                       int count, uint64_t seed) {
+  s.split(count, kLatencyN);
+  s.fill(seed);
+  const Ref ref = reference(seed, 0, kLatencyN);
+  std::vector<sw::Result> rows;
+  rows.push_back({"empty-launch", count, 0,
+                  sw::time_gpus(opt, count, 1,
+                                [&] {
+                                  for (int g = 0; g < count; ++g) launch_empty(g, m.stream[g][0]);
+                                }),
+                  true, "lesson"});
+  launch_nccl_combine(m, s);  // every GPU's sum in place for the two combines alone
+  sw::sync_gpus(count);
+  rows.push_back(
+      {"host-combine-scalar", count, 0,
+       sw::time_gpus(opt, count, 1,
+                     [&] {
+                       for (int g = 0; g < count; ++g)
+                         CUDA_CHECK(cudaMemcpyAsync(&s.host_sums[g], s.sum[g].get(), sizeof(float),
+                                                    cudaMemcpyDeviceToHost, m.stream[g][0]));
+                       double total = 0;
+                       for (int g = 0; g < count; ++g) {
+                         CUDA_CHECK(cudaStreamSynchronize(m.stream[g][0]));
+                         total += s.host_sums[g];
+                       }
+                       s.host_total = total;
+                     }),
+       true, "lesson"});
+  const int64_t depth = sum_depth(s);
+  rows.back().ok =
+      check_shard_results(shard_results(kSumSteps[0], s), ref, depth, kLatencyN).empty();
+  const std::vector<ncclComm_t>& comm = m.comm(count);
+  rows.push_back({"nccl-allreduce-scalar", count, 0,
+                  sw::time_gpus(opt, count, 1,
+                                [&] {
+                                  NCCL_CHECK(ncclGroupStart());
+                                  for (int g = 0; g < count; ++g)
+                                    NCCL_CHECK(ncclAllReduce(s.sum[g].get(), s.total[g].get(), 1,
+                                                             ncclFloat, ncclSum, comm[g],
+                                                             m.stream[g][0]));
+                                  NCCL_CHECK(ncclGroupEnd());
+                                }),
+                  true, "lesson"});
+  rows.back().ok =
+      check_shard_results(shard_results(kSumSteps[1], s), ref, depth, kLatencyN).empty();
+  for (const Step<Shards>& c : kSumSteps) {
+    sw::Result r = measure_sum(m, s, c, ref, opt);
+    r.role = "lesson";
+    rows.push_back(r);
+  }
+  std::string line = "fixed costs, " + gpus_text(count) + ":";
+  for (sw::Result& r : rows) {
+    r.problem = "sharded-sum-latency";
+    r.note = gpus_text(count);
+    r.extra["gpus"] = count;
+    report.add(r);
+    char part[96];
+    std::snprintf(part, sizeof part, "%s %s %.1f us", &r == &rows.front() ? "" : ",",
+                  r.variant.c_str(), 1e3 * r.timing.ms_median);
+    line += part;
+  }
+  report.note(line + " (n=2^20 for the sums)");
+}
+
+}  // namespace
+
+const std::vector<Step<Shards>> kSumSteps = {
+    {"shard-host-combine", launch_host_combine, "step", true},
+    {"shard-nccl-allreduce", launch_nccl_combine, "vendor", false},
+};
+
+Shards::Shards(const std::vector<int64_t>& capacity) {
+  for (size_t g = 0; g < capacity.size(); ++g) {
+    CUDA_CHECK(cudaSetDevice(static_cast<int>(g)));
+    sums_per_sm.push_back(
+        sw::resident_blocks_per_sm(reduce_overload<kBlock, Finish::kPartials>, kBlock));
+    x.emplace_back(std::max<int64_t>(capacity[g], 1));
+    partials.emplace_back(int64_t{sums_per_sm[g]} * sw::sm_count());  // one full wave of block sums
+    sum.emplace_back(1);
+    total.emplace_back(1);
+  }
+  CUDA_CHECK(cudaSetDevice(0));
+}
+
+void Shards::split(int gpus, int64_t n) {
+  count = gpus;
+  first.assign(count, 0);
+  size.assign(count, 0);
+  for (int g = 0; g < count; ++g) {
+    first[g] = n * g / count;
+    size[g] = n * (g + 1) / count - first[g];
+  }
+}
+
+void Shards::repeat(int gpus, int64_t shard) {
+  count = gpus;
+  first.assign(count, 0);
+  size.assign(count, shard);
+  for (int g = 0; g < count; ++g) first[g] = g * shard;
+}
+
+void Shards::fill(uint64_t seed) const {
+  for (int g = 0; g < count; ++g)
+    launch_fill(g, x[g].get(), first[g], size[g], seed, Data::kRandom);
+  sw::sync_gpus(count);
+}
+
+void Shards::poison() {
+  for (int g = 0; g < count; ++g) {
+    CUDA_CHECK(cudaSetDevice(g));
+    sw::poison(partials[g].get(), partials[g].bytes());
+    sw::poison(sum[g].get(), sum[g].bytes());
+    sw::poison(total[g].get(), total[g].bytes());
+    host_sums[g] = NAN;
+  }
+  host_total = NAN;
+  sw::sync_gpus(count);
+}
+
+std::vector<double> shard_results(const Step<Shards>& step, const Shards& s) {
+  if (step.launch == launch_host_combine) return {s.host_total};
+  std::vector<double> out;
+  for (int g = 0; g < s.count; ++g) {
+    CUDA_CHECK(cudaSetDevice(g));
+    out.push_back(sw::read(s.total[g].get()));
+  }
+  CUDA_CHECK(cudaSetDevice(0));
+  return out;
+}
+
+Ref reference(uint64_t seed, int64_t first, int64_t n) {
+  Ref r;
+  sw::reduce::reference_sum(n, seed, &r.sum, &r.abs_sum, first);
+  return r;
+}
+
+int64_t sum_depth(const Shards& s) {
+  int64_t worst = 0;
+  for (int g = 0; g < s.count; ++g) {
+    const int64_t blocks = shard_grid(s, g, s.size[g]);
+    worst = std::max(
+        worst, ch06::launch_depth(s.size[g], blocks * kBlock) + ch06::launch_depth(blocks, kBlock));
+  }
+  return worst + s.count;
+}
+
+void bench_sharded_sum(Machine& m, sw::Report& report, const sw::CommonOptions& opt, int64_t n,
+                       int64_t shard) {
+  const std::vector<int> counts = gpu_counts(m.k);
+  std::vector<int64_t> capacity(m.k, shard);
+  for (int count : counts)
+    for (int g = 0; g < count; ++g)
+      capacity[g] = std::max(capacity[g], n * (g + 1) / count - n * g / count);
+  Shards s(capacity);
+  const uint64_t seed = static_cast<uint64_t>(opt.seed);
+
+  const Ref strong_ref = reference(seed, 0, n);
+  std::map<std::string, std::vector<sw::Result>> strong, weak;
+  for (int count : counts) {
+    s.split(count, n);
+    s.fill(seed);
+    for (const Step<Shards>& c : kSumSteps) {
+      sw::Result r = measure_sum(m, s, c, strong_ref, opt);
+      r.note = "strong " + gpus_text(count);
+      report.add(r);
+      strong[c.name].push_back(r);
+    }
+  }
+  std::vector<Ref> shard_refs;  // shard g of the weak-scaling array, for the prefix of each count
+  for (int g = 0; g < m.k; ++g) shard_refs.push_back(reference(seed, g * shard, shard));
+  for (int count : counts) {
+    s.repeat(count, shard);
+    s.fill(seed);
+    Ref ref;
+    for (int g = 0; g < count; ++g)
+      ref.sum += shard_refs[g].sum, ref.abs_sum += shard_refs[g].abs_sum;
+    for (const Step<Shards>& c : kSumSteps) {
+      sw::Result r = measure_sum(m, s, c, ref, opt);
+      r.note = "weak " + gpus_text(count);
+      report.add(r);
+      weak[c.name].push_back(r);
+    }
+  }
+  for (const Step<Shards>& c : kSumSteps) {
+    scaling_note(report, std::string("strong scaling, speedup over 1 GPU: ") + c.name,
+                 strong[c.name]);
+    scaling_note(report, std::string("weak scaling, work per time over 1 GPU: ") + c.name,
+                 weak[c.name]);
+  }
+  for (int count : counts) bench_fixed_costs(m, s, report, opt, count, seed);
+}
+
+}  // namespace ch14

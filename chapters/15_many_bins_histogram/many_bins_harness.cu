@@ -1,0 +1,180 @@
+// Chapter 15's harness (see many_bins_harness.h): the input, the rows, and the
+// checked and timed run of a row.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <tuple>
+
+#include "common/check.h"
+#include "common/cuda_utils.cuh"
+#include "common/data.h"
+#include "common/gpu_timer.h"
+#include "common/histogram_harness.h"
+#include "common/verify.h"
+#include "many_bins_harness.h"
+
+namespace ch15 {
+
+// CUB's HistogramEven for 16-bit values (up to 2^16 bins) and 32-bit ones (2^20).
+struct CubLines {
+  std::tuple<sw::CubHistogramEven<uint16_t>, sw::CubHistogramEven<uint32_t>> at{int64_t{1} << 16,
+                                                                                int64_t{1} << 20};
+  template <class T>
+  sw::CubHistogramEven<T>& of() {
+    return std::get<sw::CubHistogramEven<T>>(at);
+  }
+};
+
+namespace {
+
+constexpr double kSlowRunMs = 20;  // a first run this slow is timed once more, not opt.reps times
+
+Job job_for(Context& c, const Input& in, uint32_t bins, int cluster) {
+  return Job{in.device(), in.n(), in.bits(), bins, cluster, c.hist.get(), &c.ws};
+}
+
+// The launcher of a step for this job (auto's: the step it picks); nullptr for CUB.
+Launch launcher(const Row& r, const Job& j) {
+  if (!r.step) return nullptr;
+  return r.step->pick ? r.step->pick(j) : r.step->launch;
+}
+
+// CUB's HistogramEven with the steps' levels: bins over [0, 2^16) for 16-bit values,
+// [0, 2^20) for 32-bit ones.
+void prepare_cub(Context& c, const Input& in, uint32_t bins) {
+  if (!c.cub) c.cub = std::make_shared<CubLines>();
+  dispatch_bits(in.bits(), [&](auto t) {
+    using Cub = sw::CubHistogramEven<decltype(t)>;
+    c.cub->of<decltype(t)>().prepare(static_cast<int>(bins),
+                                     typename Cub::Level{1} << range_bits(in.bits()), in.n());
+  });
+}
+void run_cub(Context& c, const Input& in) {
+  dispatch_bits(in.bits(),
+                [&](auto t) { c.cub->of<decltype(t)>().run(in.values<decltype(t)>(), in.n()); });
+  CHECK_LAUNCH();
+}
+
+void poison_row(Context& c, const Input& in, uint32_t bins, const Row& r) {
+  if (r.step) {
+    sw::poison(c.hist.get(), sizeof(HistCount) * bins);
+    c.ws.poison();
+  } else {
+    dispatch_bits(in.bits(), [&](auto t) { c.cub->of<decltype(t)>().poison(); });
+  }
+}
+bool matches(Context& c, const Input& in, uint32_t bins, const Row& r,
+             const std::vector<uint64_t>& want) {
+  const std::vector<HistCount> got =
+      r.step ? sw::read(c.hist.get(), bins)
+             : dispatch_bits(in.bits(), [&](auto t) { return c.cub->of<decltype(t)>().read(); });
+  return sw::count_mismatches("bin", reinterpret_cast<const uint64_t*>(got.data()), want.data(),
+                              static_cast<int64_t>(want.size())) == 0;
+}
+
+// sw::checked_twice with each run timed once: a first run slower than kSlowRunMs is
+// timed once more instead of opt.reps times. Then the timed runs, the last one
+// checked again.
+void bench(Context& c, const sw::CommonOptions& opt, const Input& in, uint32_t bins,
+           const std::vector<uint64_t>& want, const Row& r, const std::string& role,
+           std::map<std::string, double> extra) {
+  const Job job = job_for(c, in, bins, r.cluster);
+  const Launch launch = launcher(r, job);
+  if (!launch) prepare_cub(c, in, bins);
+  const auto run = [&] { launch ? launch(job) : run_cub(c, in); };
+  sw::CommonOptions once = opt;
+  once.reps = 1;
+  once.warmup = 0;
+  sw::Timing first;
+  bool ok = sw::checked_twice([&] { poison_row(c, in, bins, r); },
+                              [&] {
+                                const sw::Timing t = sw::time_gpu(once, run);
+                                if (first.reps == 0) first = t;
+                              },
+                              [&](bool) { return matches(c, in, bins, r, want); });
+  const sw::Timing t = sw::time_gpu(first.ms_median > kSlowRunMs ? once : opt, run);
+  ok = matches(c, in, bins, r, want) && ok;
+  const double bytes =
+      static_cast<double>(in.n()) * (in.bits() / 8) + sizeof(HistCount) * static_cast<double>(bins);
+  const std::string row_role = r.step ? role : (role == "step" ? "vendor" : role);  // CUB's
+  sw::Result res{r.name(), in.n(), bytes, t, ok, row_role};
+  res.problem = "histogram-" + std::to_string(bins);
+  res.note = in.note();
+  res.extra = std::move(extra);
+  res.extra["bins"] = bins;
+  res.extra["value_bits"] = in.bits();
+  if (r.step && r.step->clusters) {
+    res.extra["cluster"] = r.cluster;  // blocks per cluster, and clusters resident at once:
+    res.extra["clusters"] = r.step->clusters(job);
+  }
+  if (in.offset()) res.extra["offset"] = static_cast<double>(in.offset());
+  res.extra["gvalues_s"] =
+      t.ms_median > 0 ? static_cast<double>(in.n()) / (t.ms_median * 1e6) : 0.0;
+  c.report.add(res);
+}
+
+}  // namespace
+
+Input::Input(const sw::Gpu& gpu, const std::string& option, int64_t max_n, int max_bits,
+             double extra_per_value)
+    : capacity_(max_n * (max_bits / 8) + (kMaxOffset + 1) * 4) {
+  sw::require_fits(gpu, option, max_n, max_bits / 8 + extra_per_value,
+                   static_cast<double>(capacity_ - max_n * (max_bits / 8)));
+  device_.allocate(capacity_);
+  host_.reset(new uint8_t[static_cast<size_t>(capacity_)]);
+}
+
+void Input::generate(int value_bits, int64_t n, const ValueSpec& spec, uint64_t seed,
+                     int64_t offset) {
+  bits_ = value_bits;
+  n_ = n;
+  offset_ = offset;
+  spec_ = spec;
+  if (n * (value_bits / 8) + offset * 4 > capacity_) {
+    std::fprintf(stderr, "internal error: input of %lld values does not fit\n",
+                 static_cast<long long>(n));
+    std::exit(sw::kExitFailed);
+  }
+  fill_values(device_.get() + offset_ * (bits_ / 8), value_bits, n, seed, spec);
+  CUDA_CHECK(cudaMemcpy(host_.get(), device(), static_cast<size_t>(n * (value_bits / 8)),
+                        cudaMemcpyDeviceToHost));
+  counts_ = count_values(host_.get(), value_bits, n);
+}
+
+std::vector<Row> rows_for(Context& c, const Input& in, uint32_t bins, bool with_cub,
+                          bool all_sizes) {
+  std::vector<Row> out;
+  const bool cub_fits = in.n() <= sw::CubHistogramEven<uint32_t>::kMaxN;
+  if (with_cub && (c.only == "all" || c.only == "cub") && cub_fits) out.push_back({nullptr, 0});
+  for (const Step& s : steps_for(in.bits())) {
+    if (c.only != "all" && c.only != s.name) continue;
+    if (!s.clusters) {
+      if (s.fits(job_for(c, in, bins, 0))) out.push_back({&s, 0});
+      continue;
+    }
+    for (int k : kClusterSizes) {
+      if (!s.fits(job_for(c, in, bins, k))) continue;
+      out.push_back({&s, k});
+      if (!all_sizes) break;  // the smallest cluster that fits
+    }
+  }
+  return out;
+}
+
+bool run_and_check(Context& c, const Input& in, uint32_t bins, const std::vector<uint64_t>& want,
+                   const Row& r) {
+  const Job job = job_for(c, in, bins, r.cluster);
+  const Launch launch = launcher(r, job);
+  return sw::checked_twice([&] { poison_row(c, in, bins, r); }, [&] { launch(job); },
+                           [&](bool) { return matches(c, in, bins, r, want); });
+}
+
+void bench_all(Context& c, const sw::CommonOptions& opt, const Input& in, uint32_t bins,
+               const std::string& role, bool all_sizes,
+               const std::map<std::string, double>& extra) {
+  const std::vector<uint64_t> want = in.want(bins);
+  for (const Row& r : rows_for(c, in, bins, true, all_sizes))
+    bench(c, opt, in, bins, want, r, role, extra);
+}
+
+}  // namespace ch15

@@ -1,0 +1,163 @@
+// Chapter 15, steps 3 to 6: one histogram per block in shared memory, with 32-bit
+// counters (shared32) or two 16-bit counters per word (packed16, packed16-batch,
+// packed16-hot). Each step is its counter; one kernel and one launcher, at the end,
+// serve all four. Included once, by 15_many_bins_histogram.cu.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "counting.cuh"
+#include "packed16.cuh"
+
+namespace ch15 {
+
+constexpr int kColdLanes = 8;  // packed16-hot: fewer lanes than this on the hot bin drop it
+
+// =========================================================================================
+// Step 3: shared32. One 32-bit histogram per block in shared memory: +1 atomics that
+// stay in the SM (the hardware merges lanes adding 1 to the same word), then the
+// block's row of counters goes to memory once.
+// =========================================================================================
+
+template <class T>
+struct Shared32Counter {
+  static constexpr bool kPacked = false;  // a word per bin
+  uint32_t* counts;
+  uint32_t bins;
+  HistCount* hist;  // not used: no block counts 2^32 values (see launch_shared)
+  __device__ void add(uint32_t key) { atomicAdd(&counts[bin_of_key(key, bins)], 1u); }
+  __device__ void step(const uint4 (&v)[kUnroll]) { add_all<T>(*this, v); }
+  __device__ void flush() {}
+};
+
+inline bool fits_shared32(const Job& j) { return int64_t{j.bins} * 4 <= smem_optin(); }
+
+// =========================================================================================
+// Step 4: packed16. Two 16-bit counters per word (see packed_add): 65,536 bins in
+// 128 KiB, up to ~116K bins in 227 KiB. The atomic must now return the old word, and
+// lanes adding to the same word are served one after another.
+// =========================================================================================
+
+template <class T>
+struct Packed16Counter {
+  static constexpr bool kPacked = true;  // bins 2w and 2w + 1 in word w
+  uint32_t* words;
+  uint32_t bins;
+  HistCount* hist;
+  __device__ void add(uint32_t key) {
+    const uint32_t bin = bin_of_key(key, bins);
+    packed_add(words, bin, bin, 1, bins, hist);
+  }
+  __device__ void step(const uint4 (&v)[kUnroll]) { add_all<T>(*this, v); }
+  __device__ void flush() {}
+};
+
+inline bool fits_packed16(const Job& j) { return packed_words(j.bins) * 4 <= smem_optin(); }
+
+// =========================================================================================
+// Step 5: packed16-batch. The same counters; the main loop's values go through
+// packed_add_batch: kBatchValues atomics, then one test of all their returned words,
+// instead of a test and a branch after every atomic.
+// =========================================================================================
+
+template <class T>
+struct Packed16BatchCounter : Packed16Counter<T> {
+  __device__ void step(const uint4 (&v)[kUnroll]) {
+    packed_add_batch<T, false>(this->words, this->bins, this->hist, v);
+  }
+};
+
+// =========================================================================================
+// Step 6: packed16-hot. Once per step of the main loop the warp votes: when at least
+// kHotLanes lanes hold lane 0's first bin, that bin becomes the warp's hot bin (until
+// another wins a vote, or fewer than kColdLanes lanes' first values hold it). Each
+// lane then counts the hot bin in a register and sends only the other values to
+// shared memory (packed_add_batch, as packed16-batch); the register count goes there
+// in one add of up to kFlushAt + 31, when it grows large, when the hot bin changes,
+// and at the end. Uniform values rarely elect anything: a warp without a hot bin
+// takes packed16-batch's path, without a compare per value.
+// =========================================================================================
+
+template <class T>
+struct PackedHotCounter {
+  static constexpr bool kPacked = true;
+  uint32_t* words;
+  uint32_t bins;
+  HistCount* hist;
+  uint32_t hot = kNoBin;  // the same in every lane of the warp
+  uint32_t count = 0;     // this lane's values of bin `hot` not yet in shared memory
+
+  __device__ void flush() {
+    if (count) packed_add(words, hot, hot, count, bins, hist);
+    count = 0;
+  }
+  __device__ void add(uint32_t key) {
+    const uint32_t bin = bin_of_key(key, bins);
+    if (bin != hot) {
+      packed_add(words, bin, bin, 1, bins, hist);
+    } else if (++count >= kFlushAt) {
+      flush();
+    }
+  }
+  __device__ void elect(uint32_t mine) {  // the whole warp is here
+    const uint32_t lead = __shfl_sync(kFullMask, mine, 0);
+    const unsigned agree = __ballot_sync(kFullMask, mine == lead);
+    if (lead != hot && __popc(agree) >= kHotLanes) {
+      flush();
+      hot = lead;
+    } else if (hot != kNoBin && __popc(__ballot_sync(kFullMask, mine == hot)) < kColdLanes) {
+      flush();  // the hot bin has cooled: its compare per value no longer pays
+      hot = kNoBin;
+    }
+  }
+  __device__ void step(const uint4 (&v)[kUnroll]) {
+    elect(bin_of_key(key_at<T>(v[0], 0), bins));
+    if (hot == kNoBin) {  // the same in the whole warp: no compare per value while nothing is hot
+      packed_add_batch<T, false>(words, bins, hist, v);
+      return;
+    }
+    count += packed_add_batch<T, true>(words, bins, hist, v, hot);
+    if (count >= kFlushAt) flush();  // at most kFlushAt - 1 + kUnroll * 8 < 2^16
+  }
+};
+
+// --- the four steps' kernel and launcher ------------------------------------------------
+
+// The block's histogram in shared memory: zeroed, every value of the block's share
+// counted by Counter, then stored as the block's row of `partials`.
+template <class T, template <class> class Counter>
+__global__ void __launch_bounds__(kBlockThreads)
+    count_shared(const T* __restrict__ in, int64_t n, uint32_t bins, HistCount* __restrict__ hist,
+                 uint32_t* __restrict__ partials, uint32_t* __restrict__ row_base) {
+  extern __shared__ uint32_t words[];  // [bins], or [(bins + 1) / 2] packed
+  const int64_t nwords = Counter<T>::kPacked ? (int64_t{bins} + 1) / 2 : bins;
+  for (int64_t i = threadIdx.x; i < nwords; i += kBlockThreads) words[i] = 0;
+  __syncthreads();
+  Counter<T> counter{words, bins, hist};
+  count_input<T, kBlockThreads>(in, n, counter);
+  counter.flush();
+  __syncthreads();
+  store_row(words, nwords, partials, row_base, 0);
+}
+
+// A full wave of blocks; with 32-bit counters also enough blocks that none counts
+// kMaxValuesPerBlock values or more (packed counters hand their wraps over).
+template <class T, template <class> class Counter>
+void launch_shared(const Job& j) {
+  constexpr bool kPacked = Counter<T>::kPacked;
+  const int64_t nwords = kPacked ? packed_words(j.bins) : j.bins;
+  const size_t smem = sizeof(uint32_t) * nwords;
+  const int64_t resident = wave(count_shared<T, Counter>, kBlockThreads, smem);
+  const int64_t grid =
+      kPacked ? resident : std::max(resident, sw::ceil_div(j.n, kMaxValuesPerBlock));
+  uint32_t* partials = Workspace::grow(j.ws->partials, grid * nwords);
+  uint32_t* row_base = Workspace::grow(j.ws->row_base, grid);
+  zero_hist(j);
+  count_shared<T, Counter>
+      <<<grid, kBlockThreads, smem>>>(j.values<T>(), j.n, j.bins, j.hist, partials, row_base);
+  CHECK_LAUNCH();
+  add_rows<kPacked>(partials, row_base, grid, nwords, j.bins, j.hist);
+}
+
+}  // namespace ch15
