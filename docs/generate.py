@@ -663,7 +663,7 @@ def evaluate(attrs, data, named=None):
             return meta_get(data, k)
 
     env = Env(names)
-    env.update(ev=evidence_value, log2=math.log2, sqrt=math.sqrt, ceil=math.ceil, min=min, max=max, abs=abs,
+    env.update(ev=evidence_value, ev_date=evidence_date, log2=math.log2, sqrt=math.sqrt, ceil=math.ceil, min=min, max=max, abs=abs,
                round=round, inflight_kib=lambda ns: inflight_kib(data, ns), band=band, near=near, argmax=argmax,
                argmin=argmin, run_copy=lambda ch: run_copy(data, ch))
     try:
@@ -798,6 +798,21 @@ def parse_evidence(file):
                 cur[m.group(1)] = m.group(2)
     _EVIDENCE[file] = rows
     return rows
+
+
+def evidence_date(file):
+    """The date in an evidence file's header ("# NVIDIA H200, 580.159.04, 2026-11-23"), as text."""
+    path = os.path.join(EVIDENCE, file)
+    if not os.path.exists(path):
+        raise Missing(f"evidence file docs/evidence/{file} does not exist yet")
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"#.*\b(\d{4}-\d\d-\d\d)\b", line)
+            if m:
+                return m.group(1)
+            if not line.startswith("#"):
+                break
+    raise Missing(f"docs/evidence/{file} names no date in its header")
 
 
 def evidence_value(file, metric, name=None, section=None, index=None, kernel=None):
@@ -1090,7 +1105,7 @@ def render(text, results, doc_path, draw):
             elif kind == "word":
                 body = word(attrs, data_of(attrs), named)
             else:
-                body, raw = value(attrs, data_of(attrs), named)
+                body, raw = value(attrs, data_of(attrs), {**collected, **named})
                 if label is not None:
                     named[label] = raw
         except Missing as e:
@@ -1103,7 +1118,27 @@ def render(text, results, doc_path, draw):
             return m.group(0)  # left as it was; the run fails
         return head + body + tail
 
-    text = MARKER.sub(lambda m: one(m, False), text)
+    # the named figures first, twice, so that a value may use a name defined further down
+    for _ in range(2):
+        for m in MARKER.finditer(text):
+            if m.group(1) != "value" or " as=" not in " " + m.group(2):
+                continue
+            try:
+                attrs = parse_attrs(m.group(2))
+                label = attrs.pop("as")
+                named[label] = value(attrs, data_of(attrs), named)[1]
+            except Exception:  # noqa: BLE001 - reported by the pass below
+                pass
+    collected = dict(named)
+    named.clear()
+
+    def first(m):
+        body = one(m, False)
+        return body
+
+    text = MARKER.sub(first, text)
+    for k, v in collected.items():
+        named.setdefault(k, v)
     text = MARKER.sub(lambda m: one(m, True), text)
     return text, errors
 
@@ -1120,7 +1155,9 @@ def render(text, results, doc_path, draw):
 COMPARATIVE = re.compile(
     r"\b(faster|fastest|slower|slowest|quicker|larger|largest|smaller|smallest|bigger|biggest|higher|highest|"
     r"lower|lowest|greater|more|most|less|least|fewer|fewest|above|below|beyond|under|exceeds?|exceeded|"
-    r"beats?|beaten|outperforms?|inside|outside|within|met|missed|misses|meets?|held|holds|fails?|failed|wrong|"
+    r"beats?|beaten|outperforms?|inside|outside|within|met|missed|misses|meets?|wrong|"
+    r"(?:prediction|predictions|goal|goals|guess|estimate|expectation|argument|model|it|this|that|which)\s+"
+    r"(?:\w+\s+){0,3}?(?:held|holds|failed|fails)|"
     r"gains?|gained|loses|lose|lost|loss|wins?|won|ahead|behind|better|best|worse|worst|"
     r"(?:the )?same (?:time|times|speed|rate|rates|throughput|ratio|ratios|figure|figures|GB/s|fraction|"
     r"bandwidth|level|share)|equal|equals|"
@@ -1130,7 +1167,9 @@ COMPARATIVE = re.compile(
 # "the table above", "(below)", "below:": where a thing is on the page, not a comparison
 PLACE = re.compile(r"\b(?:the|this|that|these|each|every|a|its|their)\s+(?:\w+\s+){0,2}?(?:table|tables|plot|"
                    r"plots|rows?|sections?|listing|picture|map|sweep|figure|list|lines?|code|kernels?|evidence|"
-                   r"one|ones|bound|steps?|diagram|columns?|paragraph|part|results?|page)\s+(?:above|below)\b|"
+                   r"one|ones|bound|steps?|diagram|columns?|paragraph|part|results?|page|papers?|sources?|text)\s+(?:above|below)\b|"
+                   r"\b(?:measured|shown|listed|given|defined|described|computed|said|quoted|named|drawn|profiled|"
+                   r"explained|argued)\s+(?:above|below)\b|"
                    r"\b(?:above|below)\s*(?=[:.),;])|\bsee\s+(?:above|below)\b|\bbelow,\s|"
                    r"\bat (?:the )?(?:least|most)\b|\bLittle's\b|"  # a bound stated; a law's name
                    r"\b(?:all|every|both)\s+(?:the\s+)?(?:bytes|values|inputs?)\s+(?:are\s+)?equal\b|"
