@@ -1223,6 +1223,7 @@ def prose_of(text):
                   lambda m: WORD + re.sub(r"[^\n]", " ", m.group(0))[1:], text, flags=re.S)
     text = re.sub(r"<!--.*?-->", blank, text, flags=re.S)
     text = re.sub(r"`[^`\n]*`", blank, text)           # code spans: names, not words
+    text = re.sub(r'"[^"\n]{1,120}"', blank, text)     # a quoted prediction or goal, word for word
     text = re.sub(r"\]\([^)\n]*\)", blank, text)     # link targets
     return text, figures
 
