@@ -94,7 +94,7 @@ MISSING = "—"
 HEADERS = {"chapter": "ch", "variant": "variant", "role": "role", "note": "input", "n": "n",
            "problem": "problem", "bytes": "MB moved", "ms_median": "median ms", "ms_min": "min ms",
            "us_median": "median µs", "gbps": "GB/s", "pct_of_copy": "% of copy", "vs_prev": "vs prev",
-           "vs_cpu": "vs CPU", "vs_vendor": "vs library", "ok": "check", "extra.gvalues_s": "G values/s"}
+           "vs_cpu": "vs CPU", "vs_vendor": "vs library", "vs_first": "vs first step", "ok": "check", "extra.gvalues_s": "G values/s"}
 # Rows of the device table: label and how to format. Keys are looked up in the
 # results meta (or its "device" record); the last ones are derived.
 DEVICE_ROWS = {
@@ -207,9 +207,11 @@ def meta_get(data, key):
     return raw(key)
 
 
-def inflight_kib(data, latency_ns):
-    """Little's law: the bytes each SM must keep in flight to sustain the copy rate."""
-    return meta_get(data, "copy_gbps") * 1e9 * latency_ns * 1e-9 / meta_get(data, "sm_count") / 1024
+def inflight_kib(data, latency_ns, chapter=None):
+    """Little's law: the bytes each SM must keep in flight to sustain the copy rate (of the run
+    that measured `chapter`, where given)."""
+    copy = run_copy(data, chapter) if chapter else meta_get(data, "copy_gbps")
+    return copy * 1e9 * latency_ns * 1e-9 / meta_get(data, "sm_count") / 1024
 
 
 # --- selecting records -----------------------------------------------------------------
@@ -507,10 +509,19 @@ def align(c):
 
 
 def one_table(rows, cols, data):
+    """cols=...,vs_first: each row's GB/s over the first row's, the cumulative speed-up of
+    Harris's tables (the first row is the first step)."""
     head = [HEADERS.get(c, c.removeprefix("extra.")) for c in cols]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align(c) for c in cols) + "|"]
+    first = rows[0].get("gbps") if rows else None
+
+    def cell(r, c):
+        if c == "vs_first":
+            return fmt(c, r["gbps"] / first if first and r.get("gbps") is not None else None)
+        return fmt(c, get(r, c, data))
+
     for r in rows:
-        lines.append("| " + " | ".join(fmt(c, get(r, c, data)) for c in cols) + " |")
+        lines.append("| " + " | ".join(cell(r, c) for c in cols) + " |")
     return "\n".join(lines)
 
 
@@ -647,6 +658,23 @@ def argmin(*xs):
     return min(range(len(xs)), key=lambda i: xs[i])
 
 
+def fastest(data, spec, field="us_median", by=None):
+    """The variant of the records matching `spec` (marker filters, one string) with the least
+    `field` (a time) or, for gbps, the most; with by="n", one "2^k: variant" per value of n."""
+    attrs = parse_attrs(spec)
+    rows = [r for r in select(data["records"], attrs, default_roles=ALL_ROLES) if get(r, field, data) is not None]
+    if not rows:
+        raise Missing(f"no record {spec} has {field}")
+    pick = max if field in ("gbps", "pct_of_copy") else min
+    if by is None:
+        return pick(rows, key=lambda r: get(r, field, data))["variant"]
+    groups = {}
+    for r in rows:
+        groups.setdefault(get(r, by), []).append(r)
+    return ", ".join(f"{fmt(by, k)}: {pick(g, key=lambda r: get(r, field, data))['variant']}"
+                     for k, g in sorted(groups.items()))
+
+
 def evaluate(attrs, data, named=None):
     names = {}
     for p in ("a", "b", "c", "d", "e", "f"):
@@ -663,9 +691,10 @@ def evaluate(attrs, data, named=None):
             return meta_get(data, k)
 
     env = Env(names)
-    env.update(ev=evidence_value, ev_date=evidence_date, log2=math.log2, sqrt=math.sqrt, ceil=math.ceil, min=min, max=max, abs=abs,
-               round=round, inflight_kib=lambda ns: inflight_kib(data, ns), band=band, near=near, argmax=argmax,
-               argmin=argmin, run_copy=lambda ch: run_copy(data, ch))
+    env.update(ev=evidence_value, ev_date=evidence_date, ev_sum=evidence_sum, log2=math.log2, sqrt=math.sqrt, ceil=math.ceil, min=min, max=max, abs=abs,
+               round=round, inflight_kib=lambda ns, ch=None: inflight_kib(data, ns, ch), band=band, near=near, argmax=argmax,
+               argmin=argmin, run_copy=lambda ch: run_copy(data, ch),
+               fastest=lambda spec, field="us_median", by=None: fastest(data, spec, field, by))
     try:
         return eval(attrs["expr"], {"__builtins__": {}}, env)  # our own docs' expressions
     except (Missing, Failure):
@@ -813,6 +842,19 @@ def evidence_date(file):
             if not line.startswith("#"):
                 break
     raise Missing(f"docs/evidence/{file} names no date in its header")
+
+
+def evidence_sum(file, pattern):
+    """The sum of the numbers that `pattern`'s first group matches in an evidence file
+    (ev_sum('06_racecheck.txt', r'(\\d+) hazards displayed'): the hazards of every run)."""
+    path = os.path.join(EVIDENCE, file)
+    if not os.path.exists(path):
+        raise Missing(f"evidence file docs/evidence/{file} does not exist yet")
+    with open(path) as f:
+        found = [float(m.group(1).replace(",", "")) for m in re.finditer(pattern, f.read())]
+    if not found:
+        raise Missing(f"docs/evidence/{file} has no {pattern!r}")
+    return sum(found)
 
 
 def evidence_value(file, metric, name=None, section=None, index=None, kernel=None):
@@ -1222,8 +1264,10 @@ def prose_of(text):
     text = re.sub(r"<!-- word: .*? -->.*?<!-- end word -->",
                   lambda m: WORD + re.sub(r"[^\n]", " ", m.group(0))[1:], text, flags=re.S)
     text = re.sub(r"<!--.*?-->", blank, text, flags=re.S)
+    # a Prediction section is written before measuring: its comparatives are the forecast
+    text = re.sub(r"^#+ Prediction.*?(?=^#+ )", blank, text, flags=re.S | re.M)
     text = re.sub(r"`[^`\n]*`", blank, text)           # code spans: names, not words
-    text = re.sub(r'"[^"\n]{1,120}"', blank, text)     # a quoted prediction or goal, word for word
+    text = re.sub(r'"[^"]{1,160}"', blank, text)        # a quoted prediction or goal, word for word
     text = re.sub(r"\]\([^)\n]*\)", blank, text)     # link targets
     return text, figures
 
