@@ -675,6 +675,19 @@ def fastest(data, spec, field="us_median", by=None):
                      for k, g in sorted(groups.items()))
 
 
+def pairs(data, spec_a, spec_b, by, field="gbps"):
+    """[(key, a, b)]: the `field` of the records matching spec_a and spec_b at each value of `by`
+    that both have (pairs('variant=per-warp-vec16 ...', 'variant=spread16-vec16 ...', 'extra.p'))."""
+    def index(spec):
+        rows = select(data["records"], parse_attrs(spec), default_roles=ALL_ROLES)
+        return {get(r, by): get(r, field, data) for r in rows if get(r, field, data) is not None}
+    a, b = index(spec_a), index(spec_b)
+    keys = sorted(k for k in a if k in b)
+    if not keys:
+        raise Missing(f"no common {by} of {spec_a!r} and {spec_b!r}")
+    return [(k, a[k], b[k]) for k in keys]
+
+
 def evaluate(attrs, data, named=None):
     names = {}
     for p in ("a", "b", "c", "d", "e", "f"):
@@ -691,12 +704,17 @@ def evaluate(attrs, data, named=None):
             return meta_get(data, k)
 
     env = Env(names)
-    env.update(ev=evidence_value, ev_date=evidence_date, ev_sum=evidence_sum, log2=math.log2, sqrt=math.sqrt, ceil=math.ceil, min=min, max=max, abs=abs,
+    helpers = dict(ev=evidence_value, ev_date=evidence_date, ev_sum=evidence_sum, log2=math.log2, sqrt=math.sqrt, ceil=math.ceil, min=min, max=max, abs=abs,
                round=round, inflight_kib=lambda ns, ch=None: inflight_kib(data, ns, ch), band=band, near=near, argmax=argmax,
                argmin=argmin, run_copy=lambda ch: run_copy(data, ch),
-               fastest=lambda spec, field="us_median", by=None: fastest(data, spec, field, by))
+               fastest=lambda spec, field="us_median", by=None: fastest(data, spec, field, by),
+               pairs=lambda a, b, by, field="gbps": pairs(data, a, b, by, field),
+               all=all, any=any, len=len, sum=sum, str=str, sorted=sorted, zip=zip, fmt=fmt)
+    env.update(helpers)
+    # a comprehension's body sees the globals only: the helpers, the records and the named figures
+    scope = {"__builtins__": {}, **helpers, **names, **{k: v for k, v in (named or {}).items() if v is not None}}
     try:
-        return eval(attrs["expr"], {"__builtins__": {}}, env)  # our own docs' expressions
+        return eval(attrs["expr"], scope, env)  # our own docs' expressions
     except (Missing, Failure):
         raise
     except ZeroDivisionError:
@@ -1209,7 +1227,8 @@ COMPARATIVE = re.compile(
 # "the table above", "(below)", "below:": where a thing is on the page, not a comparison
 PLACE = re.compile(r"\b(?:the|this|that|these|each|every|a|its|their)\s+(?:\w+\s+){0,2}?(?:table|tables|plot|"
                    r"plots|rows?|sections?|listing|picture|map|sweep|figure|list|lines?|code|kernels?|evidence|"
-                   r"one|ones|bound|steps?|diagram|columns?|paragraph|part|results?|page|papers?|sources?|text)\s+(?:above|below)\b|"
+                   r"one|ones|bound|steps?|diagram|columns?|paragraph|part|results?|page|papers?|sources?|text|predictions?)\s+"
+                   r"(?:above|below)\b|"
                    r"\b(?:measured|shown|listed|given|defined|described|computed|said|quoted|named|drawn|profiled|"
                    r"explained|argued)\s+(?:above|below)\b|"
                    r"\b(?:above|below)\s*(?=[:.),;])|\bsee\s+(?:above|below)\b|\bbelow,\s|"
