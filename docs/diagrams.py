@@ -342,47 +342,7 @@ def grid_stride():
 
 # --- chapter 12: copy and compute overlap ---------------------------------------------------
 
-def overlap_timeline():
-    chunks, streams = 16, 4
-    copy, kern = 1.0, 0.35  # not to scale: at 2^28 a chunk's copy takes about 80 times its kernel
-    fig, axes = plt.subplots(2, 1, figsize=(12, 4.6))
-    # without overlap: copy everything, then compute everything
-    ax = axes[0]
-    ax.set_title("e2e-pinned: two whole copies, then the kernels", fontsize=9, loc="left")
-    for k, label in enumerate(("copy of x", "copy of y")):
-        ax.barh(1, chunks * copy / 2, left=k * chunks * copy / 2, color="#4477aa", height=0.6, edgecolor="white")
-        ax.text((k + 0.5) * chunks * copy / 2, 1, label, ha="center", va="center", fontsize=7, color="white")
-    ax.barh(0, chunks * kern, left=chunks * copy, color="#ee6677", height=0.6)
-    ax.set_xlim(0, chunks * (copy + kern) + 0.5)
-    # with overlap
-    ax = axes[1]
-    ax.set_title(f"e2e-overlap: chunk k copied then summed on stream k % {streams}; x and y of one chunk share a "
-                 "bar; copies queue on the copy engine, each kernel runs while later chunks copy", fontsize=9, loc="left")
-    t_copy = 0.0
-    t_sm = 0.0
-    for k in range(chunks):
-        c0 = t_copy
-        t_copy += copy
-        ax.barh(1, copy, left=c0, color=WARP_COLORS[k % streams], height=0.6, edgecolor="white")
-        ax.text(c0 + copy / 2, 1, f"{k}", ha="center", va="center", fontsize=6, color="white")
-        k0 = max(t_copy, t_sm)
-        t_sm = k0 + kern
-        ax.barh(0, kern, left=k0, color=WARP_COLORS[k % streams], height=0.6, edgecolor="white")
-    ax.barh(0, 0.15, left=t_sm, color="black", height=0.6)
-    ax.text(t_sm + 0.2, 0, "second pass", va="center", fontsize=6)
-    ax.set_xlim(0, chunks * (copy + kern) + 0.5)
-    for ax in axes:
-        ax.set_yticks([0, 1], ["SMs (kernels)", "copy engine (H2D)"], fontsize=8)
-        ax.set_xticks([])
-        ax.set_xlabel("time (not to scale)", fontsize=8)
-        for s in ("top", "right"):
-            ax.spines[s].set_visible(False)
-    fig.tight_layout()
-    save(fig, "12_overlap_timeline.png")
-
-
-DIAGRAMS = [hierarchy, coalescing, addressing, shuffle_down, bank_grid, spread_banks, tile_flow, grid_stride,
-            overlap_timeline]
+DIAGRAMS = [hierarchy, coalescing, addressing, shuffle_down, bank_grid, spread_banks, tile_flow, grid_stride]
 
 
 def main():

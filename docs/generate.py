@@ -1022,7 +1022,65 @@ def variant_style(results, chapters, variant):
     return PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)]
 
 
+def draw_timeline(attrs, series, results, path, title):
+    """kind=timeline: the end-to-end dot product of chapter 12 to scale, from its records' split
+    (copy_ms, kernel_ms, ms_median): the pinned call (two copies, then the kernels) above the
+    overlapped one (chunks on the copy engine, each chunk's first pass on the SMs)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    name, rows = series[0]
+    by = {r["variant"]: r for r in rows}
+    pin, ovl = by.get("e2e-pinned"), by.get("e2e-overlap")
+    if pin is None or ovl is None:
+        raise Missing("a timeline needs the e2e-pinned and e2e-overlap rows")
+    chunks, streams = int(attrs.get("chunks", "16")), int(attrs.get("streams", "4"))
+    colors = ["#4477aa", "#ee6677", "#228833", "#ccbb44"]
+    pc, pk, pt = (get(pin, f) for f in ("extra.copy_ms", "extra.kernel_ms", "ms_median"))
+    oc, ok, ot = (get(ovl, f) for f in ("extra.copy_ms", "extra.kernel_ms", "ms_median"))
+    fig, axes = plt.subplots(2, 1, figsize=(12, 4.8), sharex=True)
+    ax = axes[0]
+    ax.set_title(f"e2e-pinned: the two copies, then the kernels; the call takes {pt:.4g} ms", fontsize=9, loc="left")
+    for k, label in enumerate(("copy of x", "copy of y")):
+        ax.barh(1, pc / 2, left=k * pc / 2, color="#4477aa", height=0.6, edgecolor="white")
+        ax.text((k + 0.5) * pc / 2, 1, label, ha="center", va="center", fontsize=7, color="white")
+    ax.barh(0, pk, left=pc, color="#ee6677", height=0.6)
+    ax.annotate(f"kernels: {pk:.3g} ms", (pc + pk, 0), (pc * 0.75, -0.15), fontsize=7,
+                arrowprops={"arrowstyle": "->", "lw": 0.6})
+    ax = axes[1]
+    ax.set_title(f"e2e-overlap: {chunks} chunks, chunk k on stream k % {streams}; the call takes {ot:.4g} ms",
+                 fontsize=9, loc="left")
+    per_copy, per_kernel = oc / chunks, pk / chunks  # each chunk's first pass: the pinned kernels' time / chunks
+    t_sm = 0.0
+    for k in range(chunks):
+        ax.barh(1, per_copy, left=k * per_copy, color=colors[k % len(colors)], height=0.6, edgecolor="white",
+                linewidth=0.3)
+        ax.text((k + 0.5) * per_copy, 1, str(k), ha="center", va="center", fontsize=6, color="white")
+        start = max((k + 1) * per_copy, t_sm)
+        ax.barh(0, per_kernel, left=start, color=colors[k % len(colors)], height=0.6,
+                edgecolor=colors[k % len(colors)], linewidth=0.8)  # at least a line wide: to scale, a sliver
+        t_sm = start + per_kernel
+    ax.barh(0, ok, left=oc, color="black", height=0.6)
+    ax.annotate(f"compute after the last chunk: {ok:.3g} ms", (oc + ok, 0), (oc * 0.6, -0.15), fontsize=7,
+                arrowprops={"arrowstyle": "->", "lw": 0.6})
+    for ax in axes:
+        ax.set_yticks([0, 1], ["SMs (kernels)", "copy engine (H2D)"], fontsize=8)
+        ax.set_ylim(-0.6, 1.5)
+        for s in ("top", "right"):
+            ax.spines[s].set_visible(False)
+    axes[1].set_xlabel("ms, to scale (each chunk's kernel drawn as the pinned call's kernels / "
+                       f"{chunks}: its measured share is not split per chunk)", fontsize=8)
+    fig.suptitle(f"{title}\n{results[name]['meta']['gpu']}", fontsize=10)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
+
+
 def draw_plot(attrs, series, results, path, title):
+    if attrs.get("kind") == "timeline":
+        return draw_timeline(attrs, series, results, path, title)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
