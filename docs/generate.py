@@ -509,15 +509,17 @@ def align(c):
 
 
 def one_table(rows, cols, data):
-    """cols=...,vs_first: each row's GB/s over the first row's, the cumulative speed-up of
-    Harris's tables (the first row is the first step)."""
+    """cols=...,vs_first: each step's GB/s over the first step's, the cumulative speed-up of
+    Harris's tables."""
     head = [HEADERS.get(c, c.removeprefix("extra.")) for c in cols]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align(c) for c in cols) + "|"]
-    first = rows[0].get("gbps") if rows else None
+    steps = [r for r in rows if r["role"] == "step"]
+    first = steps[0].get("gbps") if steps else None
 
     def cell(r, c):
         if c == "vs_first":
-            return fmt(c, r["gbps"] / first if first and r.get("gbps") is not None else None)
+            ok = first and r.get("gbps") is not None and r["role"] in ("step", "anti-example")
+            return fmt(c, r["gbps"] / first if ok else None)
         return fmt(c, get(r, c, data))
 
     for r in rows:
