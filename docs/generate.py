@@ -52,7 +52,8 @@ puts the legend beside the axes, for plots with many lines.
 Comparatives. A word that compares measured figures (faster, inside a predicted range,
 met, largest, the prediction held) is a word marker: words="a|b|c" and an expr whose value
 picks one (False/True pick the first/second; band(x, lo, hi) gives 0/1/2 for below/inside/
-above; near(x, y, tol) the same around y; argmax(...)/argmin(...) an index). Its expr sees
+above; near(x, y, tol) the same around y; argmax(...)/argmin(...) an index; missing="..."
+the text while its data is missing, for a value too). Its expr sees
 the figures that value markers of the same file named with as= (in any order) and records
 a.-f. as value expressions do. `--lint` fails on a hand-written comparative in a sentence
 that holds a generated figure, and says so where the figures contradict it;
@@ -1199,9 +1200,14 @@ def render(text, results, doc_path, draw):
         kind, spec = m.group(1), m.group(2)
         if (kind == "word") != words:
             return m.group(0)
-        attrs = parse_attrs(spec)
+        try:
+            attrs = parse_attrs(spec)
+        except (Failure, ValueError) as e:
+            errors.append(f"{os.path.relpath(doc_path, ROOT)}: {kind} marker [{spec[:120]}]: {e}")
+            return m.group(0)
         head, tail = f"<!-- {kind}: {spec} -->", f"<!-- end {kind} -->"
         label = attrs.pop("as", None)
+        instead = attrs.pop("missing", None)  # a value or word: the text while its data is missing
         if label is not None and (kind != "value" or not label.isidentifier()):
             errors.append(f"{os.path.relpath(doc_path, ROOT)}: {kind} marker [{spec}]: as= names a value marker's "
                           f"figure with an identifier")
@@ -1230,7 +1236,7 @@ def render(text, results, doc_path, draw):
                     named[label] = raw
         except Missing as e:
             warn(doc_path, f"{kind} marker [{spec}] waits for data: {e}")
-            body = placeholder(kind, e)
+            body = instead if instead is not None and kind in ("value", "word") else placeholder(kind, e)
             if label is not None:
                 named[label] = None
         except (Failure, KeyError, ValueError) as e:
@@ -1246,6 +1252,7 @@ def render(text, results, doc_path, draw):
             try:
                 attrs = parse_attrs(m.group(2))
                 label = attrs.pop("as")
+                attrs.pop("missing", None)
                 named[label] = value(attrs, data_of(attrs), named)[1]
             except Exception:  # noqa: BLE001 - reported by the pass below
                 pass
