@@ -691,6 +691,17 @@ def pairs(data, spec_a, spec_b, by, field="gbps"):
     return [(k, a[k], b[k]) for k in keys]
 
 
+def group_by(data, spec, by, field):
+    """{value of `by`: [records matching spec that have `field`]}."""
+    groups = {}
+    for r in select(data["records"], parse_attrs(spec), default_roles=ALL_ROLES):
+        if get(r, field, data) is not None:
+            groups.setdefault(get(r, by), []).append(r)
+    if not groups:
+        raise Missing(f"no record {spec} has {field}")
+    return groups
+
+
 def evaluate(attrs, data, named=None):
     names = {}
     for p in ("a", "b", "c", "d", "e", "f"):
@@ -712,7 +723,10 @@ def evaluate(attrs, data, named=None):
                argmin=argmin, run_copy=lambda ch: run_copy(data, ch),
                fastest=lambda spec, field="us_median", by=None: fastest(data, spec, field, by),
                pairs=lambda a, b, by, field="gbps": pairs(data, a, b, by, field),
-               all=all, any=any, len=len, sum=sum, str=str, sorted=sorted, zip=zip, fmt=fmt)
+               best_by=lambda spec, by, field="gbps": {k: max(rs, key=lambda r: get(r, field, data))
+                                                        for k, rs in group_by(data, spec, by, field).items()},
+               all=all, any=any, len=len, sum=sum, str=str, sorted=sorted, zip=zip, fmt=fmt,
+               get=lambda r, field: get(r, field, data))
     env.update(helpers)
     # a comprehension's body sees the globals only: the helpers, the records and the named figures
     scope = {"__builtins__": {}, **helpers, **names, **{k: v for k, v in (named or {}).items() if v is not None}}
