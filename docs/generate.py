@@ -15,6 +15,7 @@ by the tour), from docs/evidence/ and from the chapter sources.
     <!-- plot: chapter=06 role=sweep x=extra.blocks_per_sm file=06_blocks.png --><!-- end plot -->
     <!-- device: keys=sm_count,max_threads_per_sm --><!-- end device -->   a table, one column per GPU
     <!-- code: file=chapters/03_reduce_shared/03_reduce_shared.cu names=reduce_sequential --><!-- end code -->
+    <!-- code: file=chapters/00_first_program/first_program.cu whole=1 --><!-- end code -->
     <!-- quote: file=docs/evidence/11_transpose_padded_sass.txt --><!-- end quote -->
     <!-- value: chapter=04 variant=dynamic-shared field=gbps as=dyn --><!-- end value -->   a figure named dyn
     <!-- word: expr="dyn < stat" words="faster|slower" --><!-- end word -->    a word the figures choose
@@ -69,7 +70,8 @@ docs/results/run_notes.json where a run is on an older commit than the newest ru
 Missing data never crashes the docs: a value whose record (or GPU file, or
 evidence file) does not exist yet renders as "—", a table or plot as "not
 measured yet", and every such marker is listed in a warning. A code marker whose
-file or function does not exist is an error: the docs-tables-current test fails.
+file or function does not exist is an error: the docs-tables-current test fails
+(except in a student copy of one track, which leaves out the other tracks' files).
 """
 import argparse
 import glob
@@ -959,11 +961,22 @@ def extract(path, name):
     return out
 
 
+STUDENT_COPY = os.path.join(ROOT, "chapters", "labs", "track.txt")  # only a student copy has it
+
+
 def code_block(attrs, doc_path):
     rel = attrs["file"]
     path = os.path.join(ROOT, rel)
     if not os.path.exists(path):
+        if os.path.exists(STUDENT_COPY):  # a copy of one track holds only that track's chapters
+            raise Missing(f"{rel} is not part of this copy")
         raise Failure(f"code marker: no file {rel}")
+    if attrs.get("whole") == "1":  # the whole file, as it is
+        with open(path) as f:
+            text = f.read().rstrip("\n")
+        link = os.path.relpath(path, os.path.dirname(doc_path))
+        return (f"\n```{attrs.get('lang', 'cuda')}\n{text}\n```\n\n"
+                f"*The whole of [`{rel}`]({link}), copied by `docs/generate.py`.*\n")
     pieces = []
     for name in attrs["names"].split(","):
         found = extract(path, name)
@@ -1194,6 +1207,8 @@ def placeholder(kind, why):
         return MISSING
     if kind == "quote":
         return "\n*Not captured yet: a GPU run writes this file.*\n"
+    if kind == "code":
+        return "\n*This listing's file is not part of this copy.*\n"
     return "\n*Not measured yet: a GPU run of the tour fills this in (see README.md).*\n"
 
 
