@@ -916,13 +916,14 @@ def strip_comments_and_strings(line):
 
 
 def extract(path, name):
-    """Every top-level definition of function or struct `name` in `path`, verbatim,
-    with its template and __global__ lines and the comment right above it."""
+    """Every top-level definition of function or struct `name` in `path` (or a table
+    `name = {...}`), verbatim, with its template and __global__ lines and the comment
+    right above it."""
     with open(path) as f:
         lines = f.read().split("\n")
     code = [strip_comments_and_strings(t) for t in lines]
     sig = re.compile(r"(?:\b(?:struct|class)\s+" + re.escape(name) + r"\b|(?:^|[\w>*&\s)])\s*\b"
-                     + re.escape(name) + r"\s*\()")
+                     + re.escape(name) + r"\s*\(|\b" + re.escape(name) + r"\s*=\s*\{)")  # or a braced table
     out, i = [], 0
     while i < len(lines):
         # a definition starts at column 0, or continues a column-0 line that is not
