@@ -809,7 +809,8 @@ def device_block(attrs, results, order, doc_path):
                 cells.append(MISSING)
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     links = ", ".join(f"[{n}.json]({os.path.relpath(os.path.join(RESULTS, n + '.json'), os.path.dirname(doc_path))})"
-                      for n in names)
+                      f" (the copy and host of its last full run, {results[n]['meta'].get('date')}, commit "
+                      f"{results[n]['meta'].get('commit')})" for n in names)
     return "\n" + "\n".join(lines) + f"\n\n*From the results files: {links}.*\n"
 
 
