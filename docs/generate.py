@@ -459,8 +459,8 @@ def runs_block(attrs, results, order, doc_path):
                 since = "the newest run"
             else:
                 note = find_note(name, chs, run)
-                since = "not recorded yet" if note is None else note["text"].rstrip(".") + (
-                    "" if note["upto"] == current["commit"] else f" (recorded up to commit {note['upto']})") + "."
+                since = ("not recorded yet" if note is None else
+                         note["text"].rstrip(".") + f" (changes recorded up to commit {note['upto']}).")
             lines.append(f"| {short_gpu(data)} | {chapter_span(chs).split(' ', 1)[1]} | {run.get('date')} | "
                          f"{run.get('commit')} | {run.get('gpu_count') or 1} | {fmt('gbps', run.get('copy_gbps'))} | "
                          f"{since} |")
@@ -1308,7 +1308,11 @@ def render(text, results, doc_path, draw):
 # keeps its meaning when a rerun changes the numbers beside it. lint() reads the rendered
 # docs sentence by sentence; a sentence that holds a generated figure (a value marker) and a
 # hand-written comparative is an error, and where the figures say the opposite of the word
-# (two figures of one unit, or a ratio) the error says so.
+# (two figures of one unit, or a ratio) the error says so. Not read: tables, listings,
+# code spans, link targets, a quoted prediction or goal ("..."), a Prediction section
+# (written before measuring: its comparatives are the forecast, and its verdict is
+# generated where the figure is), and words that name a place ("the table below") or a
+# stated bound ("at least").
 
 COMPARATIVE = re.compile(
     r"\b(faster|fastest|slower|slowest|quicker|larger|largest|smaller|smallest|bigger|biggest|higher|highest|"
@@ -1466,7 +1470,9 @@ def lint_selftest():
 
 
 def runs_report(results):
-    """Every run, whether it is older than the newest, its note, and (with git) the commits since."""
+    """Every run, whether it is on an older commit than the newest run, its note, and (with
+    git) the commits since the note's horizon (or since the run) that touched its chapters:
+    what a note still has to say."""
     import subprocess
     current = newest_run(results)
     print(f"newest run: {current.get('date')}, commit {current.get('commit')}")
@@ -1474,16 +1480,17 @@ def runs_report(results):
         for chs, run in run_groups(results[name], results[name]["meta"].get("runs", {})):
             older = is_older(run, current)
             note = find_note(name, chs, run) if older else None
-            state = ("current" if not older else "NO NOTE" if note is None else
-                     "noted" if note["upto"] == current["commit"] else f"noted up to {note['upto']}")
+            state = "current" if not older else "NO NOTE" if note is None else f"noted up to {note['upto']}"
             print(f"{name}: {chapter_span(chs)}: {run.get('date')}, commit {run.get('commit')}: {state}")
-            if older and (note is None or note["upto"] != current["commit"]):
-                since = note["upto"] if note else run["commit"]
-                paths = sorted({p for ch in chs for p in glob.glob(os.path.join(ROOT, "chapters", ch + "_*"))})
-                r = subprocess.run(["git", "-C", ROOT, "log", "--oneline", f"{since}..{current['commit']}", "--"]
-                                   + paths + [os.path.join(ROOT, "common")], capture_output=True, text=True)
-                for line in (r.stdout.strip().splitlines() if r.returncode == 0 else ["(git log unavailable)"]):
-                    print("    " + line)
+            if not older:
+                continue
+            since = note["upto"] if note else run["commit"]
+            paths = sorted({p for ch in chs for p in glob.glob(os.path.join(ROOT, "chapters", ch + "_*"))})
+            r = subprocess.run(["git", "-C", ROOT, "log", "--oneline", f"{since}..HEAD", "--"]
+                               + paths + [os.path.join(ROOT, "common")], capture_output=True, text=True)
+            lines = r.stdout.strip().splitlines() if r.returncode == 0 else ["(git log unavailable)"]
+            for line in lines:
+                print(f"    not in the note yet: {line}")
 
 
 def main():
