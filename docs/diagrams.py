@@ -329,9 +329,9 @@ def grid_stride():
             ax.plot([i, i], [0.4, 2.3], color="black", lw=1)
             ax.text(i + 0.1, 2.4, f"pass {it}" + (": i = global thread index" if it == 0 else f": i += {total}"),
                     fontsize=7)
-    ax.text(0, 3.3, "for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; "
-            "i += int64_t(gridDim.x) * blockDim.x)",
-            fontsize=8, family="monospace")
+    # in words, not code: the lab tasks grid-stride and global-atomic write this loop
+    ax.text(0, 3.3, "each thread starts at its global index (block index x threads per block + thread index) "
+            "and steps by the number of threads in the grid", fontsize=8)
     ax.text(0, -0.4, "colour: block (3 blocks), number: threadIdx.x (4 threads a block), small numbers: element "
             "index. Every element once, any n, any grid; each pass of the grid reads one contiguous run.",
             fontsize=7)
