@@ -11,7 +11,10 @@ measured copy bandwidth, the speedup over the previous stage, over the CPU (all
 cores, same problem and size) and over the library, and the parameters that tell
 each row apart (block=256 blocks/SM=16 n=2^20, the rules of common/report.cpp).
 
-On a GPU it writes docs/results/<gpu>.json and .csv, <gpu> being the slug of the
+Run by hand, it first builds the chapter programs (ninja), so that the commit it
+records (STEPWISE_COMMIT, else git's HEAD, "+dirty" when the code has
+uncommitted changes) is the code that ran. On a GPU it writes
+docs/results/<gpu>.json and .csv, <gpu> being the slug of the
 GPU's name ("NVIDIA H100 80GB HBM3" -> nvidia-h100-80gb-hbm3), one file per GPU
 model. The meta holds the device record of common/device_query (per-SM limits
 included), the host CPU and its core count, driver, CUDA version, commit and
@@ -233,12 +236,35 @@ def host_cores():
     return os.cpu_count() or 1
 
 
+CODE_PATHS = ("chapters", "common", "meson.build", "meson.options")  # what the programs are built from
+
+
 def git_commit():
-    """HEAD's short hash, or STEPWISE_COMMIT where set: a GPU machine's copy may lack .git or hold a stale one."""
+    """The commit the programs were built from: STEPWISE_COMMIT where set (a GPU machine's
+    copy may lack .git or hold a stale one), else HEAD's short hash, with "+dirty" when the
+    code has uncommitted changes (then no commit holds what ran)."""
     if os.environ.get("STEPWISE_COMMIT"):
         return os.environ["STEPWISE_COMMIT"]
     p = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return p.stdout.strip() if p.returncode == 0 else "unknown"
+    if p.returncode != 0:
+        return "unknown"
+    dirty = subprocess.run(["git", "-C", SOURCE_DIR, "status", "--porcelain", "--untracked-files=no", "--"]
+                           + list(CODE_PATHS), capture_output=True, text=True).stdout.strip()
+    return p.stdout.strip() + ("+dirty" if dirty else "")
+
+
+def build(build_dir, programs):
+    """Builds the chapter programs first, so that the results come from the tree whose commit
+    they record. Under `meson compile tour` meson has built them already (and holds the build
+    directory's lock), so this runs only when the tour is started by hand."""
+    if "MESONINTROSPECT" in os.environ or not programs:
+        return
+    targets = [os.path.relpath(exe, build_dir) for _, exe in programs] + [os.path.join("common", "device_query")]
+    print(f"building {len(targets)} chapter programs (ninja -C {build_dir})", flush=True)
+    p = subprocess.run(["ninja", "-C", build_dir] + targets, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.stderr.write(p.stdout[-4000:] + p.stderr[-2000:])
+        sys.exit(f"error: the chapter programs do not build in {build_dir}: no results written")
 
 
 def run_meta(device):
@@ -344,6 +370,10 @@ def main():
 
     only = {c.strip().zfill(2) for c in args.only.split(",") if c.strip()}
     programs = [(n, e) for n, e in introspect(args.build_dir) if not only or n[:2] in only]
+    build(args.build_dir, programs)
+    commit = git_commit()
+    if commit == "unknown":
+        print("warning: no commit to record (no git here): set STEPWISE_COMMIT=<hash of the tree built>")
     device, why = device_query(args.build_dir)
     if device:
         count = device.get("gpu_count") or 1

@@ -127,7 +127,8 @@ def addressing():
         ("interleaved-strided: index = 2*stride*tid; if (index < kBlock) s[index] += s[index + stride]",
          [1, 2, 4, 8], lambda stride: [(t, 2 * stride * t, 2 * stride * t + stride) for t in range(n)
                                       if 2 * stride * t < n]),
-        ("sequential: if (tid < stride) s[tid] += s[tid + stride]", [64, 32, 16, 8],
+        # the lab task shared-tree writes this one: the picture shows what it does, not its code
+        ("sequential addressing: the working threads packed, their slots consecutive", [64, 32, 16, 8],
          lambda stride: [(t, t, t + stride) for t in range(stride)]),
     ]
     fig, ax = plt.subplots(figsize=(13, 7.2))
@@ -135,7 +136,7 @@ def addressing():
     ax.set_aspect("auto")
     y = 0.0
     for title, strides, rule in reversed(schemes):
-        for stride in reversed(strides):
+        for level, stride in reversed(list(enumerate(strides, 1))):
             pairs = rule(stride)
             writes = {dst: t for t, dst, _ in pairs}
             reads = {src: t for t, _, src in pairs}
@@ -153,11 +154,12 @@ def addressing():
                     banks.setdefault(dst % 32, set()).add(dst)
             way = max((len(v) for v in banks.values()), default=0)
             conflict = f"{way}-way bank conflict" if way > 1 else "no bank conflict"
-            ax.text(-1, y + 0.5, f"stride {stride}", ha="right", va="center", fontsize=7)
+            label = f"level {level}" if title.startswith("sequential") else f"stride {stride}"
+            ax.text(-1, y + 0.5, label, ha="right", va="center", fontsize=7)
             ax.text(n + 1, y + 0.5, f"{len(pairs):3d} threads add, in {len(warps)} warp"
                     f"{'s' if len(warps) > 1 else ''}; warp 0: {conflict}", va="center", fontsize=7)
             y += 1.3
-        ax.text(0, y + 0.1, title, fontsize=8.5, family="monospace")
+        ax.text(0, y + 0.1, title, fontsize=8.5, family="sans-serif" if title.startswith("sequential") else "monospace")
         y += 1.6
     ax.text(0, y + 0.2, "A 128-thread block (warps 0-3: blue, red, green, yellow) on s[0..127], first four levels. "
             "Coloured slot: written by a thread of that warp; grey: read", fontsize=8.5, weight="bold")
@@ -169,30 +171,45 @@ def addressing():
 # --- chapter 05: the shuffle-down tree ---------------------------------------------------
 
 def shuffle_down():
-    fig, ax = plt.subplots(figsize=(12, 5))
+    """Five shuffle steps of one warp, with room between the rows so that each arrow can be
+    followed: lane l takes the value of lane l + offset and adds it. The path into lane 0 is
+    drawn dark, the other additions light. (No code line: the lab task warp-shuffle writes it.)"""
+    fig, ax = plt.subplots(figsize=(13, 8.2))
     bare(ax)
+    ax.set_aspect("auto")
     offsets = [16, 8, 4, 2, 1]
-    live = set(range(32))
-    for level, off in enumerate(offsets + [0]):
-        y = (5 - level) * 1.4
+    gap = 1.7
+    live, held = set(range(32)), 1
+    top = len(offsets) * gap
+    for level in range(len(offsets) + 1):
+        y = top - level * gap
         for lane in range(32):
-            color = WARP_COLORS[0] if lane in live else GREY
-            cell(ax, lane, y, color, lane, w=0.9, h=0.8, fontsize=6, tcolor="white" if lane in live else "black")
-        if off == 0:
-            ax.text(-0.6, y + 0.4, "result", ha="right", va="center", fontsize=7)
+            on = lane in live
+            cell(ax, lane, y, WARP_COLORS[0] if on else GREY, lane, w=0.86, h=0.7, fontsize=6.5,
+                 tcolor="white" if on else "#888888")
+        label = "lane values" if level == 0 else f"after offset {offsets[level - 1]}"
+        ax.text(-0.5, y + 0.35, label, ha="right", va="center", fontsize=8)
+        ax.text(32.4, y + 0.35, f"a blue lane holds the sum of {held} value{'s' if held > 1 else ''}",
+                va="center", fontsize=7.5)
+        if level == len(offsets):
             break
-        ax.text(-0.6, y + 0.4, f"offset {off}", ha="right", va="center", fontsize=7)
-        nxt = set(range(off))
-        for lane in sorted(nxt):
-            ax.add_patch(FancyArrowPatch((lane + off + 0.45, y), (lane + 0.45, y - 0.6), arrowstyle="->",
-                                         mutation_scale=6, lw=0.6, color="#cc3311"))
-        live = nxt
-    ax.text(0, 8.7, "w += __shfl_down_sync(0xffffffff, w, offset): lane l adds the value of lane l + offset "
-            "(lanes whose l + offset > 31 get their own value back).", fontsize=8)
-    ax.text(0, 8.2, "Arrows: the additions whose result still matters; after 5 steps lane 0 holds the sum of all 32. "
-            "The mask 0xffffffff says all 32 lanes take part.", fontsize=8)
-    ax.set_xlim(-3.5, 32.5)
-    ax.set_ylim(-0.3, 9.1)
+        off = offsets[level]
+        nxt = set(range(32 // (2 ** (level + 1))))
+        for lane in sorted(nxt, reverse=True):
+            dark = lane == 0
+            ax.add_patch(FancyArrowPatch((lane + off + 0.43, y - 0.02), (lane + 0.43, y - gap + 0.74),
+                                         arrowstyle="-|>", mutation_scale=7 if dark else 5, shrinkA=0, shrinkB=0,
+                                         lw=1.4 if dark else 0.6, color="#cc3311" if dark else "#e8a48f",
+                                         zorder=3 if dark else 2))
+        live, held = nxt, held * 2
+    ax.text(0, top + 2.05, "One warp sums its 32 values in registers: at each step lane l receives the value of lane "
+            "l + offset and adds it to its own.", fontsize=9, weight="bold")
+    ax.text(0, top + 1.55, "The offset halves: 16, 8, 4, 2, 1. Arrows: the additions whose result is still needed "
+            "(dark: those that end in lane 0). Every lane takes part in every step;", fontsize=8)
+    ax.text(0, top + 1.2, "a lane whose partner would be past lane 31 gets its own value back, and grey lanes hold "
+            "values nobody needs any more. After five steps lane 0 holds the sum of all 32.", fontsize=8)
+    ax.set_xlim(-4.5, 42)
+    ax.set_ylim(-0.3, top + 2.4)
     save(fig, "05_shuffle_down.png")
 
 
@@ -312,9 +329,9 @@ def grid_stride():
             ax.plot([i, i], [0.4, 2.3], color="black", lw=1)
             ax.text(i + 0.1, 2.4, f"pass {it}" + (": i = global thread index" if it == 0 else f": i += {total}"),
                     fontsize=7)
-    ax.text(0, 3.3, "for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; "
-            "i += int64_t(gridDim.x) * blockDim.x)",
-            fontsize=8, family="monospace")
+    # in words, not code: the lab tasks grid-stride and global-atomic write this loop
+    ax.text(0, 3.3, "each thread starts at its global index (block index x threads per block + thread index) "
+            "and steps by the number of threads in the grid", fontsize=8)
     ax.text(0, -0.4, "colour: block (3 blocks), number: threadIdx.x (4 threads a block), small numbers: element "
             "index. Every element once, any n, any grid; each pass of the grid reads one contiguous run.",
             fontsize=7)
@@ -325,47 +342,7 @@ def grid_stride():
 
 # --- chapter 12: copy and compute overlap ---------------------------------------------------
 
-def overlap_timeline():
-    chunks, streams = 16, 4
-    copy, kern = 1.0, 0.35  # not to scale: at 2^28 a chunk's copy takes about 80 times its kernel
-    fig, axes = plt.subplots(2, 1, figsize=(12, 4.6))
-    # without overlap: copy everything, then compute everything
-    ax = axes[0]
-    ax.set_title("e2e-pinned: two whole copies, then the kernels", fontsize=9, loc="left")
-    for k, label in enumerate(("copy of x", "copy of y")):
-        ax.barh(1, chunks * copy / 2, left=k * chunks * copy / 2, color="#4477aa", height=0.6, edgecolor="white")
-        ax.text((k + 0.5) * chunks * copy / 2, 1, label, ha="center", va="center", fontsize=7, color="white")
-    ax.barh(0, chunks * kern, left=chunks * copy, color="#ee6677", height=0.6)
-    ax.set_xlim(0, chunks * (copy + kern) + 0.5)
-    # with overlap
-    ax = axes[1]
-    ax.set_title(f"e2e-overlap: chunk k copied then summed on stream k % {streams}; x and y of one chunk share a "
-                 "bar; copies queue on the copy engine, each kernel runs while later chunks copy", fontsize=9, loc="left")
-    t_copy = 0.0
-    t_sm = 0.0
-    for k in range(chunks):
-        c0 = t_copy
-        t_copy += copy
-        ax.barh(1, copy, left=c0, color=WARP_COLORS[k % streams], height=0.6, edgecolor="white")
-        ax.text(c0 + copy / 2, 1, f"{k}", ha="center", va="center", fontsize=6, color="white")
-        k0 = max(t_copy, t_sm)
-        t_sm = k0 + kern
-        ax.barh(0, kern, left=k0, color=WARP_COLORS[k % streams], height=0.6, edgecolor="white")
-    ax.barh(0, 0.15, left=t_sm, color="black", height=0.6)
-    ax.text(t_sm + 0.2, 0, "second pass", va="center", fontsize=6)
-    ax.set_xlim(0, chunks * (copy + kern) + 0.5)
-    for ax in axes:
-        ax.set_yticks([0, 1], ["SMs (kernels)", "copy engine (H2D)"], fontsize=8)
-        ax.set_xticks([])
-        ax.set_xlabel("time (not to scale)", fontsize=8)
-        for s in ("top", "right"):
-            ax.spines[s].set_visible(False)
-    fig.tight_layout()
-    save(fig, "12_overlap_timeline.png")
-
-
-DIAGRAMS = [hierarchy, coalescing, addressing, shuffle_down, bank_grid, spread_banks, tile_flow, grid_stride,
-            overlap_timeline]
+DIAGRAMS = [hierarchy, coalescing, addressing, shuffle_down, bank_grid, spread_banks, tile_flow, grid_stride]
 
 
 def main():
