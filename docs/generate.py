@@ -982,6 +982,8 @@ def code_block(attrs, doc_path):
     pieces = []
     for name in attrs["names"].split(","):
         found = extract(path, name)
+        if not found and os.path.exists(STUDENT_COPY):  # a later step that holds a lab task's answer
+            raise Missing(f"{name} is a later step, left out of this copy")
         if not found:
             raise Failure(f"code marker: no function or struct {name!r} in {rel}")
         pieces += found
@@ -1210,7 +1212,8 @@ def placeholder(kind, why):
     if kind == "quote":
         return "\n*Not captured yet: a GPU run writes this file.*\n"
     if kind == "code":
-        return "\n*This listing's file is not part of this copy.*\n"
+        return ("\n*This listing is not part of this copy: its file belongs to another track, or it "
+                "shows a later step that holds a lab task's answer.*\n")
     return "\n*Not measured yet: a GPU run of the tour fills this in (see README.md).*\n"
 
 

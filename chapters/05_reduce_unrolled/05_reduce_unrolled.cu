@@ -108,8 +108,8 @@ __global__ void reduce_shuffle(const float* x, float* out, int64_t n) {
   const float* s = load_and_tree<kBlock>(x, n);
   const int tid = threadIdx.x;
   if (tid >= kWarp) return;
-  // lab warp-shuffle: begin
   float w = s[tid] + s[tid + 32];
+  // lab warp-shuffle: begin
 #pragma unroll
   for (int offset = kWarp / 2; offset > 0; offset /= 2) w += __shfl_down_sync(kFullMask, w, offset);
   // lab warp-shuffle: end

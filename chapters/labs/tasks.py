@@ -96,11 +96,10 @@ TASKS = [
          size="--n", unit=256, small=["--n", "1000"], races=True, tolerance=SUM_TOLERANCE),
     Task("warp-shuffle", "reduce", "The last warp with shuffles",
          [Region("chapters/05_reduce_unrolled/05_reduce_unrolled.cu",
-                 "Warp 0 finishes the block: s[0..63] holds 64 partial sums. Each lane starts with "
-                 "s[lane] + s[lane + 32] in a register float w; then halve the distance with __shfl_down_sync "
-                 "until lane 0 holds the sum (the line after the region writes lane 0's w to out[blockIdx.x]).",
-                 "Offsets 16, 8, 4, 2, 1 with the full mask kFullMask; no shared memory and no barrier.",
-                 stub="float w = 0.0f;"),
+                 "Warp 0 finishes the block: each of its lanes holds w = s[lane] + s[lane + 32], two of the "
+                 "64 partial sums. Halve the distance with __shfl_down_sync until lane 0's w holds the sum "
+                 "(the line after the region writes it to out[blockIdx.x]).",
+                 "Offsets 16, 8, 4, 2, 1 with the full mask kFullMask; no shared memory and no barrier."),
           Region("chapters/06_reduce_thread_overload/reduce_overload.cuh",
                  "warp_sum: return the sum of v over the 32 lanes of the warp, valid in lane 0.",
                  "The same shuffle loop as chapter 05.", stub="return v;")],

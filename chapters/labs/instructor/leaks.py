@@ -1,5 +1,8 @@
 """The leak check: no run of RUN tokens of a track's solutions anywhere in its student copy.
 
+A token here is a name, a number or an operator; brackets, commas and semicolons
+do not count (they carry no code of their own).
+
 A solution is the reference body of a region. Both sides are compared in their
 normalized token form (labkit/cxx.py): comments and whitespace gone, named constants
 replaced by their values (kFullMask -> 4294967295, kWarp -> 32), casts, namespace
@@ -7,8 +10,12 @@ qualifiers and literal suffixes dropped, so `0xffffffff` and `kFullMask`, or
 `static_cast<int64_t>(blockIdx.x)` and `blockIdx.x`, read the same. Every text file
 of the copy is searched: sources outside the regions, docs, handouts and the
 generators of images (an image cannot be searched, its generator's input can).
-Runs that common/ or chapter 01 (the CPU baselines) also hold are the
-specification every chapter shares, not a leak.
+Two kinds of run are not a leak: those that common/ or chapter 01 (the CPU
+baselines) also hold, the specification every chapter shares; and, for each task,
+those that the code before its first region holds (the track's earlier chapters,
+and the earlier steps of its own file): a student may read every earlier step,
+and a tree's loop or a grid-stride loop that they share with the answer is the
+lesson before this one, not this one's answer.
 """
 import re
 import sys
@@ -32,8 +39,18 @@ def repo_constants(root=ROOT):
     return cxx.constants(texts)
 
 
+PUNCTUATION = {"(", ")", "[", "]", "{", "}", ";", ",", "#", "`", "```"}
+
+
+def significant(norm):
+    """The tokens a run counts: names, numbers and operators. Brackets, commas and
+    semicolons carry no code of their own, and runs of them (`] ; } ( ) ;`) are in
+    every loop."""
+    return [t for t in norm if t not in PUNCTUATION]
+
+
 def form(text, consts, prose=False):
-    return cxx.normalized(cxx.tokens(text, lenient=prose), consts)
+    return significant(cxx.normalized(cxx.tokens(text, lenient=prose), consts))
 
 
 def solution_runs(track, root=ROOT, consts=None):
@@ -50,17 +67,50 @@ def solution_runs(track, root=ROOT, consts=None):
         rel = p.relative_to(root).as_posix()
         if p.is_file() and rel.startswith(SPEC) and p.suffix in (".cu", ".cuh", ".h", ".cpp"):
             spec |= cxx.ngrams(form(p.read_text(), consts), RUN)
-    return {g: t for g, t in runs.items() if g not in spec}
+    before = {task.id: earlier_runs(track, task, root, consts) for task in T.track_tasks(track)}
+    out = {}
+    for g, tasks in runs.items():
+        left = tuple(t for t in tasks if g not in before[t])
+        if left and g not in spec:
+            out[g] = left
+    return out
+
+
+def outside_regions(text):
+    """A source's text with every region body blanked (the marks stay)."""
+    lines = text.split("\n")
+    for t, b, e, _ in regions.find_regions(lines):
+        for k in range(b + 1, e):
+            lines[k] = ""
+    return "\n".join(lines)
+
+
+def earlier_runs(track, task, root, consts):
+    """The runs of the code a student reads before the task's first region: the
+    track's earlier chapters and the lines above the region in its own file."""
+    first = task.regions[0].file
+    number = first.split("/")[1][:2]
+    texts = []
+    for chapter in T.TRACKS[track]:
+        if chapter[:2] >= number:
+            continue
+        for p in sorted((Path(root) / "chapters" / chapter).glob("*")):
+            if p.suffix in (".cu", ".cuh", ".cpp", ".h"):
+                texts.append(regions.drop_hidden(outside_regions(p.read_text()), {t.id for t in T.TASKS}))
+    lines = (Path(root) / first).read_text().split("\n")
+    start = next(b for t, b, e, _ in regions.find_regions(lines) if t == task.id)
+    texts.append(outside_regions("\n".join(lines[:start])))
+    return set().union(*(cxx.ngrams(form(t, consts), RUN) for t in texts))
 
 
 def first_run(toks, runs, consts):
     """(line, run) of the first run of `runs` in the tokens, or None."""
-    norm = cxx.normalized(toks, consts)
+    norm = significant(cxx.normalized(toks, consts))
     for i in range(len(norm) - RUN + 1):
         g = tuple(norm[i:i + RUN])
         if g in runs:
-            line = next((toks[j].line for j in range(i, min(len(toks), i + 400))
-                         if tuple(cxx.normalized(toks[j:j + 3 * RUN], consts)[:RUN]) == g), 0)
+            line = next((toks[j].line for j in range(i, min(len(toks), 2 * i + 400))
+                         if tuple(significant(cxx.normalized(toks[j:j + 4 * RUN], consts))[:RUN]) == g), 0)
             return line, g
     return None
 

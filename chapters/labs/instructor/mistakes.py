@@ -58,13 +58,14 @@ MISTAKES = {
     "warp-shuffle": [
         Mistake("offsets-start-at-8", CH05, "int offset = kWarp / 2;", "int offset = 8;", "FAIL", "", "5"),
         Mistake("assigns-instead-of-adding", CH05, "w += __shfl_down_sync", "w = __shfl_down_sync", "FAIL"),
-        Mistake("drops-the-upper-half", CH05, "float w = s[tid] + s[tid + 32];", "float w = s[tid];", "FAIL"),
+        Mistake("ignores-the-partner", CH05, "w += __shfl_down_sync", "w += 0.0f * __shfl_down_sync",
+                "FAIL"),
         Mistake("pre-cuda9-shuffle", CH05, "__shfl_down_sync(kFullMask, w, offset)", "__shfl_down(w, offset)",
                 "FAIL", "removed-intrinsic", static="removed-intrinsic"),
         Mistake("lane-dependent-offset", CH05, "__shfl_down_sync(kFullMask, w, offset)",
                 "__shfl_down_sync(kFullMask, w, offset + (tid & 1))", "FAIL", "", static="shuffle-not-uniform"),
-        Mistake("endless-loop", CH05, "  float w = s[tid] + s[tid + 32];\n",
-                "  float w = s[tid] + s[tid + 32];\n  while (w == w || w != w) w += 0.0f;\n", "TIMEOUT", "", "10"),
+        Mistake("endless-loop", CH05, "#pragma unroll\n", "  while (w == w || w != w) w += 0.0f;\n#pragma unroll\n",
+                "TIMEOUT", "", "10"),
     ],
     "grid-stride": [
         Mistake("dropped-tail", CH06, "  if (first < n - kVec * n4) sum += x[kVec * n4 + first];  // the scalar tail: n % 4 floats\n",
