@@ -94,7 +94,7 @@ def print_result(r, track):
     for f in r.findings:
         if f.severity == "warn" or r.status != "FAIL":
             print(f"    hint: {f.text()}")
-            print(f"          see docs/labs/{track}.md, 'Without a GPU', {f.rule}")
+            print(f"          see docs/labs/checker.md, '{f.rule}'")
 
 
 def cmd_check(a):

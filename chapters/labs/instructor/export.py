@@ -65,7 +65,7 @@ def keep_in_copy(path, track):
     if path.startswith("docs/results/"):
         return path.endswith((".json", ".csv")) and "build-times" not in path
     if path.startswith("docs/labs/"):  # the track's handout; not the instructors' page, not the grade sheets
-        return path == f"docs/labs/{track}.md"
+        return path in (f"docs/labs/{track}.md", "docs/labs/checker.md")
     if path.startswith("chapters/labs/standin/"):
         return track == "standin"
     num = chapter_of(path)

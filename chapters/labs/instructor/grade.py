@@ -405,7 +405,7 @@ def write_report(out, student, track, results, versions):
         if r.replay:
             lines += ["", f"Replay: `{r.replay}`"]
         for f in warn:
-            lines += ["", f"Hint: {f.text()} (docs/labs/{track}.md, 'Without a GPU')"]
+            lines += ["", f"Hint: {f.text()} (docs/labs/checker.md explains `{f.rule}`)"]
         lines.append("")
     lines.append("Sources graded: " + "; ".join(f"`{f}` sha256 {h[:16]}" for f, h in
                                                 dict.fromkeys(x for r in results for x in r.sources)))

@@ -99,8 +99,10 @@ def check_copy_files(track, copy, tmp):
         named = [m.name for m in M.MISTAKES.get(task.id, []) if f"`{m.name}`" not in text]
         expect(f"`{task.id}`" in text and not named,
                f"{track}/{task.id}: the handout names the task and each of its mistakes" + (f" (missing {named})" if named else ""))
-    rules = [r for r in static.RULE_TITLES if f"`{r}`" not in text]
-    expect("Without a GPU" in text and not rules, f"{track}: the handout explains every static rule {rules}")
+    checker = (copy / "docs/labs/checker.md").read_text() if (copy / "docs/labs/checker.md").exists() else ""
+    rules = [r for r in static.RULE_TITLES if f"`{r}`" not in checker]
+    expect("Without a GPU" in checker and "checker.md" in text and not rules,
+           f"{track}: the copy's checker page explains every rule and hint, and the handout links to it {rules}")
 
 
 def paraphrase(body, consts):
@@ -230,6 +232,13 @@ def check_edits(track, copy):
     expect(got == {"SKIP"}, f"{track}: written tasks are SKIP without a GPU, after the source checks ({got})")
 
 
+def catalogue_documented():
+    readme = (ROOT / "docs" / "labs" / "README.md").read_text()
+    missing = [c.cls for c in X.classes() if f"| {c.cls} |" not in readme]
+    expect(len(X.classes()) >= 25 and not missing,
+           f"the {len(X.classes())} exploit classes are at least 25, each in docs/labs/README.md's table {missing[:3]}")
+
+
 def grader_on_standin(tmp):
     work = tmp / "selftest"
     hidden = tmp / "hidden.json"
@@ -281,6 +290,7 @@ def main():
                 check_edits(track, copy)
             shutil.rmtree(copy, ignore_errors=True)
         if not only or "standin" in only:
+            catalogue_documented()
             grader_on_standin(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -231,13 +231,14 @@ def build(build_dir, chapters, root, tasks):
     one broken chapter fails only its own tasks). A failure's detail is the
     compiler's first errors, placed in the student's region where they fall."""
     targets = [f"chapters/{ch}" for ch in chapters]
+    for ch in chapters:  # an older program must never stand in for code that does not compile
+        (Path(build_dir) / "chapters" / ch).unlink(missing_ok=True)
     r = run(["ninja", "-C", str(build_dir), "-k", "0"] + targets, BUILD_TIMEOUT)
     out = {}
     errors = [m for m in (ERROR.match(line.strip()) for line in r.out.splitlines()) if m]
     for ch in chapters:
         exe = Path(build_dir) / "chapters" / ch
-        failed_here = f"chapters/{ch}" in r.out and ("FAILED: chapters/" + ch in r.out or
-                                                    f"FAILED: chapters/{ch}.p" in r.out)
+        failed_here = re.search(rf"^FAILED: (\[code=\d+\] )?chapters/{re.escape(ch)}\b", r.out, re.M) is not None
         if r.timed_out:
             out[ch] = (False, f"the build did not finish within {BUILD_TIMEOUT} s")
         elif failed_here or not exe.exists():

@@ -15,7 +15,8 @@ the student copy of that task's track leaves those lines out:
 
 In the docs, text that shows a task's answer is wrapped the same way in HTML
 comments (`<!-- lab <task>: begin -->` ... `<!-- lab <task>: end -->`); the copy
-shows a pointer to the handout instead.
+shows a pointer to the handout instead. A handout's notes for instructors are
+wrapped in `<!-- lab instructor: begin/end -->` and left out.
 """
 import hashlib
 import re
@@ -162,7 +163,8 @@ def redact_doc(text, pointer):
         m = DOC_MARK.match(line)
         if m and m["what"] == "begin" and inside is None:
             inside = m["task"]
-            out.append(pointer(inside))
+            if inside != "instructor":  # instructors' notes go without a word
+                out.append(pointer(inside))
         elif m and m["what"] == "end" and inside == m["task"]:
             inside = None
         elif inside is None:
