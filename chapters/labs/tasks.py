@@ -34,6 +34,9 @@ class Check:
     steps: list                 # the step names whose checks belong to this task
     args: list = field(default_factory=list)   # extra arguments, e.g. ["--variant", "sequential"]
     time_args: list = field(default_factory=list)  # extra arguments of the timed run (one step, if it can)
+    # The grader times a smaller input than the chapter's default, still 5x the L2 or
+    # more, so that the rounds of the reference and the submission stay short.
+    grade_size: list = field(default_factory=list)
 
 
 @dataclass
@@ -78,7 +81,7 @@ TASKS = [
                  "The last block may hold fewer elements (count). Thread 0 writes the block's sum to partial[b].",
                  "Every level must finish before the next one reads it; an element past `count` belongs "
                  "to nobody.")],
-         [Check("02_reduce_global", ["global-in-place"])],
+         [Check("02_reduce_global", ["global-in-place"], grade_size=["--n", "2^26"])],
          size="--n", unit=256, small=["--n", "1000", "--block", "256"], races=True, tolerance=SUM_TOLERANCE),
     Task("shared-tree", "reduce", "A tree in shared memory, sequential addressing",
          [Region("chapters/03_reduce_shared/03_reduce_shared.cu",
@@ -91,7 +94,7 @@ TASKS = [
                  "The same tree over `size` values in s (size = the block's thread count).",
                  "It is your chapter 03 loop with kBlock replaced by size.",
                  shape={"threadIdx.x": 256, "size": 256, "array:s": 256})],
-         [Check("03_reduce_shared", ["sequential"], ["--variant", "sequential"]),
+         [Check("03_reduce_shared", ["sequential"], ["--variant", "sequential"], grade_size=["--n", "2^26"]),
           Check("04_reduce_dynamic_shared", ["static-shared", "dynamic-shared"])],
          size="--n", unit=256, small=["--n", "1000"], races=True, tolerance=SUM_TOLERANCE),
     Task("warp-shuffle", "reduce", "The last warp with shuffles",
@@ -103,7 +106,7 @@ TASKS = [
           Region("chapters/06_reduce_thread_overload/reduce_overload.cuh",
                  "warp_sum: return the sum of v over the 32 lanes of the warp, valid in lane 0.",
                  "The same shuffle loop as chapter 05.", stub="return v;")],
-         [Check("05_reduce_unrolled", ["shuffle"], ["--variant", "shuffle"])],
+         [Check("05_reduce_unrolled", ["shuffle"], ["--variant", "shuffle"], grade_size=["--n", "2^26"])],
          size="--n", unit=512, small=["--n", "1000", "--block", "256"], tolerance=SUM_TOLERANCE),
     Task("grid-stride", "reduce", "Thread overload: a grid-stride loop of float4 loads",
          [Region("chapters/06_reduce_thread_overload/reduce_overload.cuh",
@@ -113,7 +116,7 @@ TASKS = [
                  "Issue all kUnroll loads before using any; the stride is the whole grid, not one block.",
                  stub="return 0.0f;")],
          [Check("06_reduce_thread_overload", ["two-pass", "single-pass-atomic", "single-pass-last-block"],
-                time_args=["--variant", "two-pass"])],
+                time_args=["--variant", "two-pass"], grade_size=["--n", "2^26"])],
          size="--n", unit=4, small=["--n", "1001", "--block", "256"], requires=["warp-shuffle"],
          tolerance=SUM_TOLERANCE),
     # --- histogram -----------------------------------------------------------------------
@@ -122,7 +125,8 @@ TASKS = [
                  "Count the n bytes of `in` into the 256 global counters hist[] (zeroed by the launcher). "
                  "Every thread of the grid takes bytes in a grid-stride loop.",
                  "Many threads hit the same bin at once: an atomic add, of HistCount{1}.")],
-         [Check("07_histogram_atomic_naive", ["global-atomic-2xsm", "global-atomic-full"])],
+         [Check("07_histogram_atomic_naive", ["global-atomic-2xsm", "global-atomic-full"], time_args=["--dist", "uniform"],
+                grade_size=["--bytes", "2^28"])],
          size="--bytes", unit=256, small=["--bytes", "4099"], races=True, initcheck=True, tolerance=EXACT),
     Task("shared-privatized", "histogram", "A private histogram per block in shared memory",
          [Region("chapters/08_histogram_privatized/08_histogram_privatized.cu",
@@ -132,7 +136,8 @@ TASKS = [
                  "Shared memory is not zero at launch, and counting must not start before every bin is "
                  "zeroed, nor the totals be read before every thread has counted.",
                  shape={"threadIdx.x": 256, "kCopies": 8, "array:sub": [8, 256]})],
-         [Check("08_histogram_privatized", ["seed-2xsm", "shared-full-grid", "per-warp"])],
+         [Check("08_histogram_privatized", ["seed-2xsm", "shared-full-grid", "per-warp"], time_args=["--dist", "uniform"],
+                grade_size=["--bytes", "2^28"])],
          size="--bytes", unit=256, small=["--bytes", "4099"], races=True, initcheck=True, tolerance=EXACT),
     # --- transpose -----------------------------------------------------------------------
     Task("naive", "transpose", "Naive transposes: which side to coalesce",
@@ -144,7 +149,8 @@ TASKS = [
           Region("chapters/09_transpose_naive/09_transpose_naive.cu",
                  "naive-write-coalesced: the same move with threadIdx.x walking along an OUTPUT row.",
                  "The grid is laid over the output: x over its columns (our rows).")],
-         [Check("09_transpose_naive", ["naive-read-coalesced", "naive-write-coalesced"])],
+         [Check("09_transpose_naive", ["naive-read-coalesced", "naive-write-coalesced"],
+                grade_size=["--rows", "8192", "--cols", "8192"])],
          size="shape", unit=32, small=["--rows", "33", "--cols", "65"], tolerance=EXACT),
     Task("shared-tile", "transpose", "A transpose through a shared-memory tile",
          [Region("chapters/10_transpose_shared/10_transpose_shared.cu",
@@ -157,7 +163,7 @@ TASKS = [
                  "The same kernel with the tile padded to kTile + kPad columns.",
                  "Only the declaration changes; why does it remove the bank conflicts?",
                  shape={"threadIdx.x": 32, "threadIdx.y": 32})],
-         [Check("10_transpose_shared", ["shared-tile"]), Check("11_transpose_padded", ["padded"])],
+         [Check("10_transpose_shared", ["shared-tile"], grade_size=["--rows", "8192", "--cols", "8192"]), Check("11_transpose_padded", ["padded"])],
          size="shape", unit=32, small=["--rows", "33", "--cols", "65"], races=True, tolerance=EXACT),
     # --- dot product and top-2 ------------------------------------------------------------
     Task("dot-grid-stride", "dot-top2", "The dot product's first pass",
@@ -165,7 +171,7 @@ TASKS = [
                  "Accumulate x[i] * y[i] over this thread's grid-stride range of float4s into acc (four "
                  "fmaf chains, one per lane of the float4), then the n % 4 tail floats.",
                  "The stride is the whole grid, gridDim.x * kBlock threads.")],
-         [Check("12_dot_product", ["two-pass-float4"])],
+         [Check("12_dot_product", ["two-pass-float4"], grade_size=["--n", "2^26"])],
          size="--n", unit=4, small=["--n", "1001"],
          tolerance="|got - exact| <= depth * 2^-24 * sum|x_i * y_i| (fp64 reference)"),
     Task("top2-merge", "dot-top2", "Merging top-2 pairs across a block",
@@ -178,7 +184,7 @@ TASKS = [
                  "each round, merging s[t] with s[t + h]; s[0] ends with the block's top-2.",
                  "The barrier goes outside the if.",
                  shape={"threadIdx.x": 256, "kThreads": 256})],
-         [Check("13_top2", ["thread-pairs", "shared-tree", "warp-shuffle", "shuffle-int4"])],
+         [Check("13_top2", ["thread-pairs", "shared-tree", "warp-shuffle", "shuffle-int4"], grade_size=["--n", "2^26"])],
          size="--n", unit=256, small=["--n", "1001"], races=True, tolerance=EXACT, min_size=2),
     # --- the stand-in: a CPU program with the same protocol, for the tests without a GPU ------
     Task("standin-sum", "standin", "Stand-in: the sum of a range of integers (CPU)",

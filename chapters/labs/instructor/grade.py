@@ -30,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -274,9 +275,11 @@ class Grader:
                                 rules="rules" not in self.off(sub.name))
             return item, check_task(task, sub, lambda ch: bin_dir / ch, settings, built=built)
 
+        start = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(max(1, self.a.parallel)) as pool:
             for (sub, task), res in pool.map(one, items):
                 results[(sub.name, task.id)] = res
+                print(f"  checked {sub.name}/{task.id}: {res.status} ({time.monotonic() - start:.0f} s)", flush=True)
         for sub in subs:  # a task whose checks run a required task's stub
             for task in self.tasks:
                 res = results[(sub.name, task.id)]
@@ -303,8 +306,8 @@ class Grader:
                 before = clocks()
                 ratios, gbps, ms = [], [], []
                 for _ in range(self.a.rounds):
-                    ref, _, _ = timed_record([str(self.ref_bin / c.chapter)], c, ref_settings)
-                    rec, device, r = timed_record([str(bin_dir / c.chapter)], c, settings)
+                    ref, _, _ = timed_record([str(self.ref_bin / c.chapter)], c, ref_settings, grading=True)
+                    rec, device, r = timed_record([str(bin_dir / c.chapter)], c, settings, grading=True)
                     if rec is None:
                         res.fail("FAIL", f"the timed run printed no result for {c.steps[0]} (exit code {r.code})")
                         break
@@ -316,6 +319,8 @@ class Grader:
                     ms.append(rec["ms_median"])
                     if ref and ref.get("gbps"):
                         ratios.append(rec["gbps"] / ref["gbps"])
+                print(f"  timed {sub.name}/{task.id}: {res.status} {statistics.median(gbps) if gbps else 0:.0f} GB/s, "
+                      f"ratios {[round(x, 3) for x in ratios]}", flush=True)
                 if res.status != "PASS" or not gbps:
                     continue
                 res.speed = {"median_ms": statistics.median(ms), "gbps": statistics.median(gbps),

@@ -346,11 +346,11 @@ def check_task(task, root, exe_of, settings, built=None):
 
 # --- speed ------------------------------------------------------------------------------------
 
-def timed_record(exe, c, settings, graded=True, reps=5, warmup=2):
+def timed_record(exe, c, settings, graded=True, reps=5, warmup=2, grading=False):
     """The result record of the task's first step in one timed run, the device
-    record, and the run; graded adds --graded-timing."""
+    record, and the run; graded adds --graded-timing, grading the grader's size."""
     args = exe + ["--json", "--reps", str(reps), "--warmup", str(warmup), "--seed", str(settings.seed)] + \
-        (["--graded-timing"] if graded else []) + c.args + c.time_args
+        (["--graded-timing"] if graded else []) + c.args + c.time_args + (c.grade_size if grading else [])
     r = run(args, 600, sandbox=settings.sandbox)
     device = None
     for line in r.out.splitlines():
