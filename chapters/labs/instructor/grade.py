@@ -20,6 +20,7 @@
 """
 import concurrent.futures
 import csv
+import dataclasses
 import datetime
 import hashlib
 import json
@@ -134,6 +135,8 @@ class Grader:
         """without_for: {submission: defences off} (the self-test's proofs only)."""
         self.a = a
         self.without_for = without_for or {}
+        self.reuse = not getattr(a, "no_reuse", False)
+        self.same_code = {}
         self.track = a.track
         self.tasks = T.track_tasks(self.track)
         self.chapters = chapters_of(self.tasks)
@@ -275,11 +278,24 @@ class Grader:
                                 rules="rules" not in self.off(sub.name))
             return item, check_task(task, sub, lambda ch: bin_dir / ch, settings, built=built)
 
+        # Submissions whose code for a task is the same (every region its checks compile,
+        # the same defences) get one run of the checks: a self-test's packs share the
+        # reference's code for most tasks. (Not for a stability run, which is the repeat.)
+        groups = {}
+        for item in items:
+            key = self.code_key(*item) if self.reuse else id(item)
+            groups.setdefault(key, []).append(item)
         start = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(max(1, self.a.parallel)) as pool:
-            for (sub, task), res in pool.map(one, items):
-                results[(sub.name, task.id)] = res
-                print(f"  checked {sub.name}/{task.id}: {res.status} ({time.monotonic() - start:.0f} s)", flush=True)
+            for (sub, task), res in pool.map(one, [members[0] for members in groups.values()]):
+                key = self.code_key(sub, task) if self.reuse else id((sub, task))
+                for other, t in groups.get(key, [(sub, task)]):
+                    copy = dataclasses.replace(res, sources=regions.sources_digest(other, t))
+                    results[(other.name, t.id)] = copy
+                    self.same_code[(other.name, t.id)] = (sub.name, task.id)
+                print(f"  checked {sub.name}/{task.id}: {res.status} ({time.monotonic() - start:.0f} s)"
+                      + (f", the same code as {len(groups.get(key, [])) - 1} more" if len(groups.get(key, [])) > 1
+                         else ""), flush=True)
         for sub in subs:  # a task whose checks run a required task's stub
             for task in self.tasks:
                 res = results[(sub.name, task.id)]
@@ -290,15 +306,38 @@ class Grader:
                         detail=f"needs {', '.join(task.requires)} written first (its checks run that code too)")
         return results
 
+    def code_key(self, sub, task):
+        """What a task's checks depend on in a submission: every region body in the
+        files its chapters compile (its own, those of the tasks it requires, and other
+        tasks' in the same chapter folders), and the defences in force."""
+        files = {r.file for r in task.regions}
+        for req in task.requires:
+            files |= {r.file for r in T.task(req).regions}
+        for c in task.checks:
+            files |= {r.file for t in self.tasks for r in t.regions if r.file.startswith(f"chapters/{c.chapter}/")}
+        bodies = {}
+        for f in sorted(files):
+            try:
+                bodies[f] = regions.file_regions(Path(sub) / f)
+            except (OSError, ValueError):
+                bodies[f] = "unreadable"
+        text = json.dumps([task.id, bodies, sorted(self.off(sub.name))], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
     def time_all(self, subs, results):
         """The speed of every passing task, the reference and the submission in turns."""
         timed = [s for s in subs if not self.a.no_timing and (not self.a.timing_for or
                                                               s.name in self.a.timing_for.split(","))]
+        timed_speed = {}
         for sub in timed:
             bin_dir = self.work / "subs" / sub.name / "bin"
             for task in self.tasks:
                 res = results[(sub.name, task.id)]
                 if res.status != "PASS":
+                    continue
+                first = self.same_code.get((sub.name, task.id))
+                if first and first != (sub.name, task.id) and first in timed_speed:
+                    res.speed = dict(timed_speed[first])  # the same code, timed once
                     continue
                 c = task.checks[0]
                 settings = Settings(seed=self.a.seed, sandbox=self.sandbox(bin_dir, sub.name))
@@ -330,6 +369,7 @@ class Grader:
                     res.speed.update(speed_ratio=ratio, speed_spread=max(ratios) / min(ratios),
                                      speed_band="at reference" if ratio >= 0.9 else "within 2x" if ratio >= 0.5
                                      else "below half")
+                timed_speed[(sub.name, task.id)] = res.speed
 
     def run(self):
         subs_dir = Path(self.a.submissions)
@@ -433,6 +473,8 @@ def add_arguments(s):
     s.add_argument("--timing-for", help="time only these submissions (comma list)")
     s.add_argument("--keep-work", action="store_true")
     s.add_argument("--timeout", type=int, default=RUN_TIMEOUT, help="seconds per program run")
+    s.add_argument("--no-reuse", action="store_true",
+                   help="check every submission's tasks even where their code is the same as another's")
     s.add_argument("--without", action="append", choices=DEFENCES,
                    help="switch a defence off (the self-test proves each defence alone)")
 

@@ -158,7 +158,8 @@ def compare(expected, grades_csv, out):
 def grade_args(a, subs, out, **more):
     ns = Namespace(track=a.track, submissions=str(subs), out=str(out), hidden=a.hidden, seed=a.seed, jobs=a.jobs,
                    parallel=a.parallel, rounds=a.rounds, gpu_arch=a.gpu_arch, no_sanitizer=False,
-                   no_timing=a.no_timing, timing_for=None, keep_work=False, timeout=a.timeout, without=None)
+                   no_timing=a.no_timing, timing_for=None, keep_work=False, timeout=a.timeout, without=None,
+                   no_reuse=False)
     for k, v in more.items():
         setattr(ns, k, v)
     return ns
@@ -192,7 +193,7 @@ def stability(a, work, out):
     subs = work / "submissions"
     for k in range(a.stability):
         export(a.track, subs / f"reference-{k + 1:02d}", reference=True)
-    grade.Grader(grade_args(a, subs, out)).run()
+    grade.Grader(grade_args(a, subs, out, no_reuse=True, no_sanitizer=a.no_sanitizer)).run()
     rows = list(csv.DictReader(open(out / "grades.csv")))
     lines = [f"# Stability: the reference of track {a.track} graded {a.stability} times", "",
              "| task | statuses | speed ratio min | median | max | max/min |", "|---|---|---:|---:|---:|---:|"]
@@ -223,3 +224,4 @@ def add_arguments(s):
     s.add_argument("--no-timing", action="store_true")
     s.add_argument("--timeout", type=int, default=120, help="seconds per program run")
     s.add_argument("--stability", type=int, default=0, help="grade the reference this many times instead")
+    s.add_argument("--no-sanitizer", action="store_true", help="(stability) leave the sanitizers out")
