@@ -109,8 +109,9 @@ def choose(choice, supported, gpus, gpu_probe, emulate="none", version=""):
         cc, gpu = EMULATED[emulate]
         if cc not in supported:
             raise ArchError(f"it needs compute_{cc}, which {nvcc} does not build ({span(supported)})")
+        ignored = f" (gpu_arch={choice} does not apply)" if choice != "auto" else ""
         return [], cc, (f"emulate={emulate}: PTX for compute_{cc} only, which the driver compiles for the GPU in "
-                        f"the machine at load time; the programs see a {gpu}'s limits")
+                        f"the machine at load time; the programs see a {gpu}'s limits{ignored}")
     if choice == "auto" and gpus:
         local = sorted({a for _, a in gpus})
         models = "; ".join(sorted({f"{n} (sm_{a})" for n, a in gpus}))

@@ -97,6 +97,55 @@ class Emulation(unittest.TestCase):
             self.assertEqual(choose("auto", version, ["9.0"], "t4")[:2], ([], 75))
             self.assertEqual(choose("90", version, [], "sm86")[:2], ([], 86))
         self.assertIn("emulate=t4: PTX for compute_75 only", choose("auto", "13.0", emulate="t4")[2])
+        self.assertIn("gpu_arch=90 does not apply", choose("90", "13.0", emulate="t4")[2])
+
+    def test_emulated_gpu_this_nvcc_cannot_build(self):
+        cuda_13_without_86 = [a for a in supported("13.0") if a != 86]
+        with self.assertRaisesRegex(gpu_arch.ArchError, "needs compute_86"):
+            gpu_arch.choose("auto", cuda_13_without_86, [], "", "sm86", "13.0")
+
+
+class NvidiaSmi(unittest.TestCase):
+    """The probe itself, with a stand-in nvidia-smi on the PATH."""
+
+    def probe(self, script, visible=None):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "nvidia-smi"), "w") as f:
+                f.write("#!/bin/sh\n" + script + "\n")
+            os.chmod(os.path.join(d, "nvidia-smi"), 0o755)
+            env = dict(os.environ)
+            os.environ["PATH"] = d + os.pathsep + env["PATH"]
+            if visible is None:
+                os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+            else:
+                os.environ["CUDA_VISIBLE_DEVICES"] = visible
+            try:
+                return gpu_arch.visible_gpus()
+            finally:
+                os.environ.clear()
+                os.environ.update(env)
+
+    def test_two_gpus(self):
+        gpus, how = self.probe("echo 'NVIDIA H100 80GB HBM3, 9.0'; echo 'Tesla T4, 7.5'")
+        self.assertEqual(gpus, [("NVIDIA H100 80GB HBM3", 90), ("Tesla T4", 75)])
+        self.assertEqual(how, "nvidia-smi")
+
+    def test_hidden_by_cuda_visible_devices(self):
+        gpus, how = self.probe("echo 'Tesla T4, 7.5'", visible="")
+        self.assertEqual(gpus, [])
+        self.assertIn("CUDA_VISIBLE_DEVICES", how)
+
+    def test_old_driver_without_compute_cap(self):
+        gpus, how = self.probe("echo 'Tesla K80, [Field Not Found]'")
+        self.assertEqual(gpus, [])
+        self.assertIn("does not report compute capabilities", how)
+
+    def test_no_driver(self):
+        gpus, how = self.probe("echo 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA "
+                               "driver.'; exit 9")
+        self.assertEqual(gpus, [])
+        self.assertIn("could not communicate", how)
 
 
 class CommandLine(unittest.TestCase):
