@@ -2,8 +2,10 @@
 //
 //   sw::kWarp, sw::kFullMask          a warp's width and the mask of all its lanes
 //   sw::ceil_div(a, b)                blocks needed to cover a elements, b per block
-//   sw::sm_count()                    the current GPU's SMs (asked once, then cached)
+//   sw::device_attribute<attr>()      a limit of the current GPU (asked once, then cached)
+//   sw::sm_count()                    the current GPU's SMs
 //   sw::cc_major()                    its compute capability's major number (9 on H100/H200)
+//   sw::has_feature(f, &why)          clusters or programmatic dependent launch: there or not, and why
 //   sw::resident_grid(kernel, block)  blocks that fit at once: one full wave
 //   sw::read(d) / sw::read(d, n)      copy one value / n values back to the host
 //   sw::PinnedBuffer<T>               page-locked host memory, freed on scope exit
@@ -17,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "common/check.h"
@@ -28,6 +31,23 @@ constexpr unsigned kFullMask = 0xffffffffu;
 
 __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// --- device limits as the programs see them ---------------------------------------------
+// Every query of a device limit goes through these (defined in common/device.cu). A build
+// with -Demulate=t4 or sm86 caps each at that GPU's (compute capability, SMs, threads,
+// blocks and shared memory per SM and per block, L2, memory; no clusters), so the
+// chapters size grids and pick steps as they would on it.
+
+// cudaDeviceGetAttribute, capped: the same arguments and error codes.
+cudaError_t get_device_attribute(int* value, cudaDeviceAttr attr, int device);
+// cudaOccupancyMaxActiveBlocksPerMultiprocessor, capped by the threads, blocks and
+// shared memory per SM of an emulated GPU.
+cudaError_t max_active_blocks_per_sm(int* blocks, const void* kernel, int block, size_t dynamic_smem);
+
+// What a step may need that not every GPU has (both need compute capability 9.0).
+enum class Feature { kClusters, kProgrammaticLaunch };
+// Whether the current GPU has `f`; where it does not, *why (if given) says so in one line.
+bool has_feature(Feature f, std::string* why = nullptr);
+
 // An attribute of the current device, asked once per device and then cached.
 template <cudaDeviceAttr kAttr>
 int device_attribute() {
@@ -35,7 +55,7 @@ int device_attribute() {
   int now = 0;
   CUDA_CHECK(cudaGetDevice(&now));
   if (now != device) {
-    CUDA_CHECK(cudaDeviceGetAttribute(&value, kAttr, now));
+    CUDA_CHECK(get_device_attribute(&value, kAttr, now));
     device = now;
   }
   return value;
@@ -52,7 +72,7 @@ inline int cc_major() { return device_attribute<cudaDevAttrComputeCapabilityMajo
 template <class Kernel>
 int resident_blocks_per_sm(Kernel kernel, int block, size_t dynamic_smem = 0) {
   int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, dynamic_smem));
+  CUDA_CHECK(max_active_blocks_per_sm(&per_sm, reinterpret_cast<const void*>(kernel), block, dynamic_smem));
   return std::max(per_sm, 1);
 }
 template <class Kernel>

@@ -1,4 +1,6 @@
-// GPU presence, device properties, the banner and the measured copy ceiling.
+// GPU presence, device properties, the banner and the measured copy ceiling, and
+// the device limits as the programs see them (an emulated GPU's, with -Demulate).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -6,6 +8,7 @@
 #include <utility>
 
 #include "check.h"
+#include "cuda_utils.cuh"
 #include "device.h"
 #include "gpu_timer.h"
 #include "report.h"
@@ -30,10 +33,69 @@ std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::t
 constexpr size_t kCopyBytes = size_t{1} << 30;  // 1 GiB each way: far beyond any L2
 constexpr double kFitMargin = 0.95;             // leave room for the context and libraries
 
+// A GPU that a build emulates (meson -Demulate=t4|sm86 defines SW_EMULATE_CC as 75
+// or 86): the limits the programs see, from NVIDIA's data sheets and the CUDA
+// programming guide's table of compute capabilities. The speed stays the real GPU's.
+struct EmulatedGpu {
+  const char* name;
+  int cc_major, cc_minor;
+  int sm_count, threads_per_sm, blocks_per_sm;
+  int smem_per_sm, smem_per_block, smem_per_block_optin, smem_reserved_per_block;  // bytes
+  int l2_bytes;
+  double memory_bytes;  // what nvidia-smi reports as the total
+};
+constexpr EmulatedGpu kEmulatable[] = {
+    // A Tesla T4 (Turing, Colab's free GPU): 40 SMs of 1024 threads and 64 KiB of shared memory.
+    {"Tesla T4", 7, 5, 40, 1024, 16, 64 << 10, 48 << 10, 64 << 10, 0, 4 << 20, 15360.0 * (1 << 20)},
+    // A GeForce RTX 3090 (Ampere, sm_86): 82 SMs of 1536 threads and 100 KiB of shared memory.
+    {"GeForce RTX 3090", 8, 6, 82, 1536, 16, 100 << 10, 48 << 10, 99 << 10, 1 << 10, 6 << 20, 24576.0 * (1 << 20)},
+};
+#ifdef SW_EMULATE_CC
+constexpr int kEmulateCc = SW_EMULATE_CC;
+#else
+constexpr int kEmulateCc = 0;
+#endif
+static_assert(kEmulateCc == 0 || kEmulateCc == 75 || kEmulateCc == 86, "SW_EMULATE_CC: 75 or 86");
+
+constexpr const EmulatedGpu* find_emulated() {
+  for (const EmulatedGpu& e : kEmulatable)
+    if (e.cc_major * 10 + e.cc_minor == kEmulateCc) return &e;
+  return nullptr;
+}
+// The emulated GPU, or nullptr: the real GPU, as it is. (A function, not a constant:
+// compilers warn of the branches a constant pointer makes dead.)
+const EmulatedGpu* emulated() { return find_emulated(); }
+
+// The emulated GPU's value of `attr` given the real one: a limit is capped at the
+// emulated GPU's (a smaller real GPU keeps its own), a feature it lacks reads 0.
+int emulated_value(const EmulatedGpu* e, cudaDeviceAttr attr, int real, int device) {
+  switch (attr) {
+    case cudaDevAttrComputeCapabilityMajor:
+    case cudaDevAttrComputeCapabilityMinor: {
+      int major = 0, minor = 0;  // the real one, unless it is the newer
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+      const bool newer = major * 10 + minor >= e->cc_major * 10 + e->cc_minor;
+      if (!newer) return real;
+      return attr == cudaDevAttrComputeCapabilityMajor ? e->cc_major : e->cc_minor;
+    }
+    case cudaDevAttrMultiProcessorCount: return std::min(real, e->sm_count);
+    case cudaDevAttrMaxThreadsPerMultiProcessor: return std::min(real, e->threads_per_sm);
+    case cudaDevAttrMaxBlocksPerMultiprocessor: return std::min(real, e->blocks_per_sm);
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: return std::min(real, e->smem_per_sm);
+    case cudaDevAttrMaxSharedMemoryPerBlock: return std::min(real, e->smem_per_block);
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: return std::min(real, e->smem_per_block_optin);
+    case cudaDevAttrReservedSharedMemoryPerBlock: return e->smem_reserved_per_block;
+    case cudaDevAttrL2CacheSize: return std::min(real, e->l2_bytes);
+    case cudaDevAttrClusterLaunch: return 0;
+    default: return real;
+  }
+}
+
 // One device attribute, or 0 where this driver does not report it.
 int attribute(cudaDeviceAttr what, int dev) {
   int v = 0;
-  if (cudaDeviceGetAttribute(&v, what, dev) != cudaSuccess) {
+  if (get_device_attribute(&v, what, dev) != cudaSuccess) {
     cudaGetLastError();  // clear it: the attribute is optional
     return 0;
   }
@@ -44,6 +106,42 @@ int attribute(cudaDeviceAttr what, int dev) {
 std::string json_or_null(int v) { return v > 0 ? std::to_string(v) : "null"; }
 
 }  // namespace
+
+cudaError_t get_device_attribute(int* value, cudaDeviceAttr attr, int device) {
+  const cudaError_t err = cudaDeviceGetAttribute(value, attr, device);
+  if (const EmulatedGpu* e = emulated(); err == cudaSuccess && e) *value = emulated_value(e, attr, *value, device);
+  return err;
+}
+
+cudaError_t max_active_blocks_per_sm(int* blocks, const void* kernel, int block, size_t dynamic_smem) {
+  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, block, dynamic_smem);
+  const EmulatedGpu* e = emulated();
+  if (err != cudaSuccess || !e) return err;
+  cudaFuncAttributes a = {};
+  err = cudaFuncGetAttributes(&a, kernel);
+  if (err != cudaSuccess) return err;
+  int cap = std::min(e->blocks_per_sm, e->threads_per_sm / std::max(block, 1));
+  const size_t smem = a.sharedSizeBytes + dynamic_smem;
+  if (smem > 0) cap = std::min<int>(cap, e->smem_per_sm / (smem + e->smem_reserved_per_block));
+  *blocks = std::min(*blocks, cap);
+  return cudaSuccess;
+}
+
+bool has_feature(Feature f, std::string* why) {
+  const bool clusters = f == Feature::kClusters;
+  int device = 0, minor = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(get_device_attribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  const int major = cc_major();
+  int yes = major >= 9;
+  if (clusters && yes) CUDA_CHECK(get_device_attribute(&yes, cudaDevAttrClusterLaunch, device));
+  if (!yes && why) {
+    *why = std::string(clusters ? "thread block clusters need" : "programmatic dependent launch needs") +
+           " compute capability 9.0; this GPU has " + std::to_string(major) + "." + std::to_string(minor) +
+           (emulated() ? std::string(" (an emulated ") + emulated()->name + ")" : "");
+  }
+  return yes;
+}
 
 void require_gpu() {
   int driver = 0, runtime = 0;
@@ -71,7 +169,8 @@ void require_gpu() {
     const std::string sm = std::to_string(p.major) + std::to_string(p.minor);
     if (sync == cudaErrorNoKernelImageForDevice || sync == cudaErrorUnsupportedPtxVersion)
       no_gpu("this build has no kernel image for the " + std::string(p.name) + " (sm_" + sm +
-             "); reconfigure with -Dgpu_arch=" + sm + " or the default 'portable'");
+             "); reconfigure with -Dgpu_arch=" + sm + " or the default 'auto'" +
+             (emulated() ? std::string(", and -Demulate=none (this GPU cannot run the emulated one's code)") : ""));
     no_gpu(std::string("a test kernel failed: ") + cudaGetErrorName(sync));
   }
 }
@@ -83,14 +182,21 @@ DeviceInfo device_info() {
   CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
   DeviceInfo d;
   d.name = p.name;
-  d.cc_major = p.major;
-  d.cc_minor = p.minor;
-  d.sm_count = p.multiProcessorCount;
-  d.l2_bytes = p.l2CacheSize;
+  d.cc_major = attribute(cudaDevAttrComputeCapabilityMajor, dev);
+  d.cc_minor = attribute(cudaDevAttrComputeCapabilityMinor, dev);
+  d.sm_count = attribute(cudaDevAttrMultiProcessorCount, dev);
+  d.l2_bytes = attribute(cudaDevAttrL2CacheSize, dev);
   size_t free_b = 0, total_b = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   d.free_bytes = static_cast<double>(free_b);
   d.total_bytes = static_cast<double>(total_b);
+  if (const EmulatedGpu* e = emulated()) {  // its name (a results file of its own), no more memory than it has
+    d.emulated = e->name;
+    d.name += std::string(" emulating a ") + e->name;
+    const double used = d.total_bytes - d.free_bytes;
+    d.total_bytes = std::min(d.total_bytes, e->memory_bytes);
+    d.free_bytes = std::max(0.0, std::min(d.free_bytes, d.total_bytes - used));
+  }
   // CUDA 13 dropped cudaDeviceProp::memoryClockRate and clockRate; the attributes remain.
   const int mem_clock_khz = attribute(cudaDevAttrMemoryClockRate, dev);
   d.mem_bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, dev);
@@ -138,6 +244,7 @@ std::string device_json(const Gpu& gpu) {
   add("copy_gbps", json_number(gpu.copy_gbps));
   add("driver", "\"" + version_text(d.driver_version) + "\"");
   add("runtime", "\"" + version_text(d.runtime_version) + "\"");
+  if (!d.emulated.empty()) add("emulated", json_quote(d.emulated));
   // The limits the docs' tables quote; null where the driver did not report one.
   using Field = int DeviceInfo::*;
   static constexpr std::pair<const char*, Field> kLimits[] = {
@@ -161,9 +268,16 @@ Gpu start_gpu(const CommonOptions& opt) {
   require_gpu();
   Gpu gpu;
   gpu.info = device_info();
+  const DeviceInfo& d = gpu.info;
+  if (!d.emulated.empty() && !opt.json) {  // tests run --verify-only: their logs say it too
+    std::printf("emulated: a %s's limits (compute capability %d.%d, %d SMs, %d threads and %d KiB of shared "
+                "memory per SM, %d KiB per block opted in, no thread block clusters, no programmatic dependent "
+                "launch) at this GPU's speed\n",
+                d.emulated.c_str(), d.cc_major, d.cc_minor, d.sm_count, d.max_threads_per_sm,
+                d.smem_per_sm_bytes / 1024, d.smem_per_block_optin_bytes / 1024);
+  }
   if (opt.verify_only) return gpu;
   gpu.copy_gbps = measure_copy_gbps(opt);
-  const DeviceInfo& d = gpu.info;
   if (opt.json) {
     std::printf("%s\n", device_json(gpu).c_str());
   } else {

@@ -14,7 +14,8 @@
 namespace sw {
 
 struct DeviceInfo {
-  std::string name;
+  std::string name;      // with -Demulate: "NVIDIA H100 80GB HBM3 emulating a Tesla T4"
+  std::string emulated;  // with -Demulate: the emulated GPU, "Tesla T4"; else empty
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
   double total_bytes = 0, free_bytes = 0;

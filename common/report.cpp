@@ -209,6 +209,15 @@ void Report::note(const std::string& text) {
   std::fflush(stdout);
 }
 
+void Report::skip(const std::string& variant, const std::string& reason) {
+  if (opt_.json)
+    std::printf("{\"record\":\"skip\",\"chapter\":%s,\"variant\":%s,\"reason\":%s}\n", json_quote(chapter_).c_str(),
+                json_quote(variant).c_str(), json_quote(reason).c_str());
+  else
+    std::printf("SKIP %s: %s\n", variant.c_str(), reason.c_str());
+  std::fflush(stdout);
+}
+
 int Report::exit_code() const {
   if (opt_.json)
     std::printf("{\"record\":\"summary\",\"chapter\":%s,\"checks\":%d,\"failed\":%d}\n",

@@ -4,6 +4,7 @@
 //   report.add({"cub", n, bytes, timing, ok, "vendor"});
 //   report.add({"shuffle", n, bytes, timing, ok});        // role "step"
 //   report.check(ok, "shuffle n=257 block=128");          // --verify-only lines
+//   report.skip("two-pass-pdl", why);                     // a step this GPU cannot run
 //   return report.exit_code();                            // 1 if anything failed
 //
 // The table's last column, "parameters", says what tells a row apart: the note,
@@ -54,6 +55,9 @@ class Report {
   void check(bool ok, const std::string& what, const std::string& detail = "");
   // Prints a free note line (prefixed "# ", or a JSON "note" record).
   void note(const std::string& text);
+  // A step this GPU cannot run, and why in one line: "SKIP <variant>: <reason>", or a
+  // JSON "skip" record {chapter, variant, reason}. Neither a check nor a failure.
+  void skip(const std::string& variant, const std::string& reason);
 
   // The usual n of a problem (of the report's own problem in the first form).
   // Rows of another n say "n=..." in their parameters. Unset, the first row of

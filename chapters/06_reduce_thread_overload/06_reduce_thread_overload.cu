@@ -229,6 +229,21 @@ const std::vector<rd::Step> kSteps = {
     {"single-pass-last-block-pdl", launch_single_pass_last_block_pdl, depth_single_pass_last_block, "step",
      rd::kSameBits},
 };
+// The steps this GPU runs: where it (or the emulated GPU) lacks programmatic dependent
+// launch, each -pdl step is left out with a SKIP line that says why.
+std::vector<rd::Step> runnable(sw::Report& report, const std::vector<rd::Step>& steps) {
+  std::string why;
+  const bool pdl = sw::has_feature(sw::Feature::kProgrammaticLaunch, &why);
+  std::vector<rd::Step> out;
+  for (const rd::Step& step : steps) {
+    const bool needs_pdl = step.launch == launch_two_pass_pdl || step.launch == launch_single_pass_last_block_pdl;
+    if (needs_pdl && !pdl)
+      report.skip(step.name, why);
+    else
+      out.push_back(step);
+  }
+  return out;
+}
 // Only in the small sums: single-pass-last-block with the classic two fences.
 const rd::Step kLastBlockFences = {"single-pass-last-block-fences", launch_single_pass_last_block<Ticket::kFences>,
                                    depth_single_pass_last_block, "step", rd::kSameBits};
@@ -254,7 +269,7 @@ int verify_all(rd::Setup& s, int blocks_per_sm) {
     const rd::Input in = rd::make_input(size, s.opt.seed);
     for (int b : s.blocks) {
       const rd::Config c{b, blocks_per_sm ? blocks_per_sm : full_wave(b)};
-      for (const rd::Step& step : kSteps) rd::verify(s.report, step, in, c);
+      for (const rd::Step& step : s.steps) rd::verify(s.report, step, in, c);
     }
     if (!s.full_sweep || blocks_per_sm) continue;
     const rd::Config wave{s.block, full_wave(s.block)};
@@ -263,9 +278,9 @@ int verify_all(rd::Setup& s, int blocks_per_sm) {
     // The grid does not change the answer (beyond rounding): the extremes of the range.
     if (size >= 65537)
       for (int bpsm : {1, rd::kMaxBlocksPerSm})
-        for (const rd::Step& step : kSteps) rd::verify(s.report, step, in, {s.block, bpsm});
+        for (const rd::Step& step : s.steps) rd::verify(s.report, step, in, {s.block, bpsm});
     if (size >= 1000000)
-      for (const rd::Step& step : kSteps)
+      for (const rd::Step& step : s.steps)
         if (step.traits & rd::kSameBits) rd::verify_repeatable(s.report, step, in, wave, kRepeatRuns);
   }
   return s.report.exit_code();
@@ -329,7 +344,7 @@ void small_sums(rd::Setup& s, int bpsm) {
     for (rd::Mode mode : modes) {
       if (mode == rd::Mode::kAlone && n != kLatencyN) continue;
       std::vector<sw::Result> rows = {rd::measure_cub(s.opt, in, mode)};
-      for (const rd::Step& step : kSteps) rows.push_back(rd::measure(s.opt, step, in, {s.block, bpsm}, mode));
+      for (const rd::Step& step : s.steps) rows.push_back(rd::measure(s.opt, step, in, {s.block, bpsm}, mode));
       rows.push_back(rd::measure(s.opt, kLastBlockFences, in, {s.block, bpsm}, mode));
       for (sw::Result& r : rows) {
         if (mode == rd::Mode::kAlone) {
@@ -362,6 +377,7 @@ int main(int argc, char** argv) {
   cli.add_int("--blocks-per-sm", &blocks_per_sm, 1, rd::kMaxBlocksPerSm,
               "grid = this x SMs (default: the sweep's best; one full wave with --verify-only)");
   rd::Setup s = rd::start(cli, o, ch, argc, argv);
+  s.steps = runnable(s.report, s.steps);
   if (s.opt.verify_only) return verify_all(s, blocks_per_sm);
   if (o.variant != "all") {  // one step, no sweeps: what the lab checker times
     const rd::Input in = rd::make_input(s.n, s.opt.seed);
@@ -371,7 +387,7 @@ int main(int argc, char** argv) {
     return s.report.exit_code();
   }
 
-  const rd::Step* best = &kSteps.front();
+  const rd::Step* best = &s.steps.front();
   int best_bpsm = kSweep.front();
   {
     const rd::Input in = rd::make_input(s.n, s.opt.seed);
@@ -380,15 +396,15 @@ int main(int argc, char** argv) {
     // best point (or at --blocks-per-sm). Then the same kernel with one load in
     // flight per thread: how many blocks per SM that takes.
     std::vector<int> chosen;
-    for (const rd::Step& step : kSteps) chosen.push_back(sweep_blocks_per_sm(s, step, in, ch06::kUnroll));
+    for (const rd::Step& step : s.steps) chosen.push_back(sweep_blocks_per_sm(s, step, in, ch06::kUnroll));
     sweep_blocks_per_sm(s, kTwoPassUnroll1, in, 1);
 
     double best_gbps = -1;
-    for (size_t k = 0; k < kSteps.size(); ++k) {
+    for (size_t k = 0; k < s.steps.size(); ++k) {
       const rd::Config c{s.block, blocks_per_sm ? blocks_per_sm : chosen[k]};
-      sw::Result r = rd::measure(s.opt, kSteps[k], in, c);
+      sw::Result r = rd::measure(s.opt, s.steps[k], in, c);
       // What "not deterministic" looks like: distinct results over repeated runs.
-      const int distinct = rd::count_distinct(kSteps[k], in, c, kRepeatRuns);
+      const int distinct = rd::count_distinct(s.steps[k], in, c, kRepeatRuns);
       r.extra["distinct_results"] = distinct;
       r.extra["census_runs"] = kRepeatRuns;
       s.report.add(r);
@@ -397,7 +413,7 @@ int main(int argc, char** argv) {
       const double g = sw::gbps(r.bytes, r.timing.ms_median);
       if (g > best_gbps) {
         best_gbps = g;
-        best = &kSteps[k];
+        best = &s.steps[k];
         best_bpsm = c.blocks_per_sm;
       }
     }

@@ -190,10 +190,7 @@ __global__ void __launch_bounds__(kFinalBlock)
 
 // First-pass results the buffer holds: one per resident thread, what thread-pairs writes.
 int64_t partial_capacity() {
-  int device = 0, threads_per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  return int64_t{threads_per_sm} * sw::sm_count();
+  return int64_t{sw::device_attribute<cudaDevAttrMaxThreadsPerMultiProcessor>()} * sw::sm_count();
 }
 
 struct Buffers {

@@ -13,6 +13,7 @@
 #include <new>
 
 #include "chapters/12_dot_product/dot_kernel.cuh"
+#include "common/cuda_utils.cuh"
 
 namespace {
 
@@ -45,13 +46,14 @@ struct Context {
   }
 };
 
-// First-pass blocks resident at once (sw::resident_grid, with error codes).
+// First-pass blocks resident at once (sw::resident_grid, with error codes: a library
+// returns them instead of exiting). The limits come through common/, as everywhere.
 cudaError_t resident_blocks(int64_t* blocks) {
   int device = 0, sms = 0, per_sm = 0;
   cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err == cudaSuccess) err = sw::get_device_attribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err == cudaSuccess)
-    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dot::dot_partials, dot::kBlock, 0);
+    err = sw::max_active_blocks_per_sm(&per_sm, reinterpret_cast<const void*>(dot::dot_partials), dot::kBlock, 0);
   *blocks = int64_t{sms} * (per_sm > 0 ? per_sm : 1);
   return err;
 }
