@@ -173,6 +173,15 @@ std::string got_want(const char* what, int64_t i, T got, double want) {
   return buf;
 }
 
+// A single-pass kernel numbers its tiles by tickets from the counter at state[0],
+// zeroed by its launcher: after a run the counter must hold one ticket per tile.
+inline Verdict tickets_drawn(const unsigned long long* state, int64_t tickets) {
+  const unsigned long long drawn = tickets > 0 ? read(state) : 0;
+  if (drawn == static_cast<unsigned long long>(tickets)) return {};
+  return {false, "tickets: " + std::to_string(drawn) + " drawn from the counter, " + std::to_string(tickets) +
+                     " tiles: every tile must take its index from the ticket counter"};
+}
+
 // --- checking a scan ----------------------------------------------------------------------------
 
 // A scan of element<T>(seed, ...) over [0, n) against its reference, piece by piece
@@ -280,6 +289,28 @@ struct Tile {
   int rows = 0, block = 0;
 };
 
+// The chapter's tiles: what its kernels are compiled for and what the sweep tries.
+struct TileChoices {
+  std::vector<int> rows, blocks;  // --tile-rows and --block accept these
+  int block = 256;                // the block of every tile step without --block
+  std::vector<int> sweep_rows, sweep_blocks;
+};
+
+// --tile-rows and --block, with the chapter's choices; each stays "" unless given.
+inline void add_tile_options(Cli& cli, std::string* rows, std::string* block, const TileChoices& c) {
+  std::vector<std::string> r, b;
+  for (int v : c.rows) r.push_back(std::to_string(v));
+  for (int v : c.blocks) b.push_back(std::to_string(v));
+  cli.add_choice("--tile-rows", rows, r, "the single-pass steps' tile: rows of 32 lanes per warp");
+  cli.add_choice("--block", block, b, "the single-pass steps' tile: threads per block");
+}
+
+// A step's tile: --tile-rows and --block where given, else its own rows and the
+// chapter's block.
+inline Tile pick_tile(const std::string& rows, const std::string& block, int own_rows, const TileChoices& c) {
+  return {rows.empty() ? own_rows : std::stoi(rows), block.empty() ? c.block : std::stoi(block)};
+}
+
 // The input on the device, the output and the scratch of ScanCall.
 template <class T>
 struct ScanData {
@@ -309,12 +340,7 @@ struct ScanData {
   // The output against the reference, the tickets drawn, and the input unchanged.
   Verdict check(bool inclusive, int64_t depth, int64_t tickets) const {
     Verdict v = check_scan(out.get(), n, seed, inclusive, depth);
-    const unsigned long long drawn = tickets > 0 ? read(state.get()) : 0;
-    if (v.ok && drawn != static_cast<unsigned long long>(tickets)) {
-      v.ok = false;
-      v.detail = "tickets: " + std::to_string(drawn) + " drawn from the counter, " + std::to_string(tickets) +
-                 " tiles: every tile must take its index from the ticket counter";
-    }
+    if (v.ok) v = tickets_drawn(state.get(), tickets);
     if (v.ok && device_digest(in.get(), in.bytes()) != digest) v = {false, "input changed: the step wrote into x"};
     return v;
   }
@@ -441,13 +467,6 @@ int census(const ScanData<T>& d, int runs, Launch&& launch) {
 template <class T>
 using HostScan = void (*)(const T* in, T* out, int64_t n, bool inclusive);
 
-// The chapter's tiles: what its kernels are compiled for and what the sweep tries.
-struct TileChoices {
-  std::vector<int> rows, blocks;  // --tile-rows and --block accept these
-  int block = 256;                // the block of every tile step without --block
-  std::vector<int> sweep_rows, sweep_blocks;
-};
-
 struct ScanChapter {
   const char* program;  // "16_scan"
   const char* summary;
@@ -472,7 +491,7 @@ struct ScanOptions {
 // the look-back hardest, and an odd one.
 inline std::vector<Tile> check_tiles(const ScanStep& s, const ScanOptions& o, int64_t n, bool full_sweep) {
   if (!(s.traits & kTile)) return {Tile{}};
-  const Tile own{o.rows.empty() ? s.rows : std::stoi(o.rows), o.block.empty() ? o.tiles.block : std::stoi(o.block)};
+  const Tile own = pick_tile(o.rows, o.block, s.rows, o.tiles);
   if (!full_sweep || !o.rows.empty() || !o.block.empty() || n > kTinyTileMaxN) return {own};
   return {own, Tile{1, 32}, Tile{3, 64}};
 }
@@ -541,7 +560,7 @@ void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu, const 
   const bool every = o.variant == "all";
   auto tile_of = [&](const ScanStep& s, Tile tuned) {
     if (!(s.traits & kTile)) return Tile{};
-    Tile t{o.rows.empty() ? s.rows : std::stoi(o.rows), o.block.empty() ? o.tiles.block : std::stoi(o.block)};
+    Tile t = pick_tile(o.rows, o.block, s.rows, o.tiles);
     if ((s.traits & kTuned) && o.rows.empty() && o.block.empty() && tuned.rows) t = tuned;
     return t;
   };
@@ -613,11 +632,7 @@ inline int run_scan_chapter(int argc, char** argv, const ScanChapter& ch) {
   for (const ScanStep& s : ch.steps) names.push_back(s.name), variants.push_back(s.name);
   cli.add_choice("--variant", &o.variant, variants, "the step(s) to run");
   cli.add_choice("--type", &o.type, {"all", "u32", "f32"}, "the element type(s)");
-  std::vector<std::string> rows, blocks;
-  for (int r : ch.tiles.rows) rows.push_back(std::to_string(r));
-  for (int b : ch.tiles.blocks) blocks.push_back(std::to_string(b));
-  cli.add_choice("--tile-rows", &o.rows, rows, "the single-pass steps' tile: rows of 32 lanes per warp");
-  cli.add_choice("--block", &o.block, blocks, "the single-pass steps' tile: threads per block");
+  add_tile_options(cli, &o.rows, &o.block, ch.tiles);
   cli.add_flag("--large", &o.large, "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
   cli.set_steps(names);
   const CommonOptions opt = cli.parse_or_exit(argc, argv);

@@ -32,7 +32,6 @@
 //                [--tile-rows 4 --block 256] [--verify-only [--large]] [--json]
 #include <algorithm>
 #include <cstdint>
-#include <iterator>
 #include <vector>
 
 #include "common/parallel.h"
@@ -178,7 +177,6 @@ int64_t launch_warp_shuffle(const sc::ScanCall<T>& c) {
 template <class T, int kRows>
 __global__ void __launch_bounds__(ch16::kMaxLookbackBlock) reduce_tiles(const T* __restrict__ in, int64_t n, T* sums) {
   constexpr int V = ch16::kVec16<T>;
-  __shared__ T warp_sums[ch16::kMaxWarps];
   ch16::Vec<T, V> x[kRows];
   ch16::load_rows<T, V, kRows>(in, n, ch16::lane_first<V, kRows>(blockIdx.x), ch16::tile_whole<V, kRows>(blockIdx.x, n),
                                x);
@@ -187,12 +185,9 @@ __global__ void __launch_bounds__(ch16::kMaxLookbackBlock) reduce_tiles(const T*
   for (int r = 0; r < kRows; ++r)
 #pragma unroll
     for (int k = 0; k < V; ++k) s += x[r].v[k];
-  s = ch16::warp_sum_all(s);
-  if (threadIdx.x % sw::kWarp == 0) warp_sums[threadIdx.x / sw::kWarp] = s;
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  for (int w = 1; w < static_cast<int>(blockDim.x / sw::kWarp); ++w) s += warp_sums[w];
-  sums[blockIdx.x] = s;
+  T aggregate;
+  ch16::warps_before(ch16::warp_sum_all(s), &aggregate);
+  if (threadIdx.x == 0) sums[blockIdx.x] = aggregate;
 }
 
 // One block: each thread sums a contiguous run of the tile sums, the block scans the
@@ -222,7 +217,7 @@ int64_t launch_reduce_then_scan(const sc::ScanCall<T>& c) {
   const unsigned tiles = ch16::tile_count(c.n, c.block, c.rows, ch16::kVec16<T>);
   T* sums = c.partials;
   T* offsets = c.partials + aligned(tiles);
-  ch16::dispatch_rows(c.rows, [&](auto r) {
+  ch16::ScanRows::dispatch(c.rows, [&](auto r) {
     reduce_tiles<T, decltype(r)::value><<<tiles, c.block, 0, c.stream>>>(c.in, c.n, sums);
     CHECK_LAUNCH();
     scan_tile_sums<T><<<1, kSumsBlock, 0, c.stream>>>(sums, offsets, tiles);
@@ -343,7 +338,7 @@ int main(int argc, char** argv) {
   ch.cpu_all_u32 = cpu_scan_all_cores<uint32_t>;
   ch.cpu_1core_f32 = cpu_scan_1core<float>;
   ch.cpu_all_f32 = cpu_scan_all_cores<float>;
-  ch.tiles = {{std::begin(ch16::kRowChoices), std::end(ch16::kRowChoices)},
+  ch.tiles = {ch16::ScanRows::list(),
               {std::begin(ch16::kBlockChoices), std::end(ch16::kBlockChoices)},
               ch16::kDefaultBlock,
               {2, 4, 6, 8},

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <type_traits>
+#include <vector>
 
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
@@ -169,6 +170,25 @@ __device__ __forceinline__ bool tile_whole(int64_t tile, int64_t n) {
   return (tile + 1) * tile_items(blockDim.x, kRows, V) <= n;
 }
 
+// The block's step of a tile: each warp's total (the same in all its lanes) through
+// shared memory; returns the sum of the warps before this one, and *aggregate the
+// tile's, in every thread, both added in warp order.
+template <class T>
+__device__ __forceinline__ T warps_before(T warp_total, T* aggregate) {
+  __shared__ T warp_totals[kMaxWarps];
+  const int warp = threadIdx.x / sw::kWarp;
+  if (threadIdx.x % sw::kWarp == 0) warp_totals[warp] = warp_total;
+  __syncthreads();
+  T before = T{}, all = T{};
+  for (int w = 0; w < static_cast<int>(blockDim.x / sw::kWarp); ++w) {
+    const T t = warp_totals[w];
+    if (w < warp) before += t;
+    all += t;
+  }
+  *aggregate = all;
+  return before;
+}
+
 // Scans one tile of in into out. Every row is scanned across its warp, the rows of a
 // warp in order, the warps through shared memory; tile_prefix(aggregate) then returns,
 // in every thread, the sum of everything before the tile (the look-back, a precomputed
@@ -176,9 +196,6 @@ __device__ __forceinline__ bool tile_whole(int64_t tile, int64_t n) {
 template <class T, int V, int kRows, class Prefix>
 __device__ __forceinline__ void scan_tile(const T* __restrict__ in, T* __restrict__ out, int64_t n, int64_t tile,
                                           bool inclusive, Prefix&& tile_prefix) {
-  __shared__ T warp_totals[kMaxWarps];
-  const int lane = threadIdx.x % sw::kWarp, warp = threadIdx.x / sw::kWarp;
-  const int warps = blockDim.x / sw::kWarp;
   const int64_t first = lane_first<V, kRows>(tile);
   const bool whole = tile_whole<V, kRows>(tile, n);
   Vec<T, V> x[kRows];
@@ -200,14 +217,8 @@ __device__ __forceinline__ void scan_tile(const T* __restrict__ in, T* __restric
     row_before[r] = warp_total;
     warp_total += row_total[r];
   }
-  if (lane == 0) warp_totals[warp] = warp_total;
-  __syncthreads();
-  T warp_before = T{}, aggregate = T{};
-  for (int w = 0; w < warps; ++w) {
-    const T t = warp_totals[w];
-    if (w < warp) warp_before += t;
-    aggregate += t;
-  }
+  T aggregate;
+  const T warp_before = warps_before(warp_total, &aggregate);
   const T prefix = tile_prefix(aggregate);
 
   Vec<T, V> y[kRows];
@@ -343,27 +354,27 @@ __global__ void __launch_bounds__(kMaxLookbackBlock)
 
 // --- launching ------------------------------------------------------------------------------
 
-// The rows per warp the kernels are compiled for (--tile-rows), and the block sizes (--block).
-constexpr int kRowChoices[] = {1, 2, 3, 4, 6, 8};
+// A list of the values a template parameter is compiled for: list() for the command
+// line, dispatch(v, f) calls f(std::integral_constant<int, v>{}) at run time.
+template <int... kValues>
+struct Choices {
+  static std::vector<int> list() { return {kValues...}; }
+  template <class F>
+  static void dispatch(int v, F&& f) {
+    const bool found = ((v == kValues ? (f(std::integral_constant<int, kValues>{}), true) : false) || ...);
+    if (!found) {
+      std::fprintf(stderr, "error: no kernel compiled for %d\n", v);
+      std::exit(1);
+    }
+  }
+};
+
+// The rows per warp the scan kernels are compiled for (--tile-rows), the block sizes
+// they take (--block, a run-time value), and the defaults.
+using ScanRows = Choices<1, 2, 3, 4, 6, 8>;
 constexpr int kBlockChoices[] = {32, 64, 128, 256, 512};
 constexpr int kDefaultRows = 4;     // 16 elements per thread with 16-byte loads
 constexpr int kDefaultBlock = 256;  // a tile of 4096 four-byte elements
-
-// Calls f(std::integral_constant<int, R>{}) for the run-time rows R.
-template <class F>
-void dispatch_rows(int rows, F&& f) {
-  switch (rows) {
-    case 1: f(std::integral_constant<int, 1>{}); break;
-    case 2: f(std::integral_constant<int, 2>{}); break;
-    case 3: f(std::integral_constant<int, 3>{}); break;
-    case 4: f(std::integral_constant<int, 4>{}); break;
-    case 6: f(std::integral_constant<int, 6>{}); break;
-    case 8: f(std::integral_constant<int, 8>{}); break;
-    default:
-      std::fprintf(stderr, "error: no kernel for %d rows per warp\n", rows);
-      std::exit(1);
-  }
-}
 
 // Tiles of this shape over n, checked against gridDim.x's limit.
 inline unsigned tile_count(int64_t n, int block, int rows, int vec) {
@@ -388,7 +399,7 @@ int64_t launch_single_pass(Pick&& pick, const T* in, T* out, int64_t n, bool inc
                            Count* state, cudaStream_t stream) {
   const unsigned tiles = tile_count(n, block, rows, V);
   clear_state(state, tiles, stream);
-  dispatch_rows(rows, [&](auto r) {
+  ScanRows::dispatch(rows, [&](auto r) {
     const auto kernel = pick(r);
     kernel<<<tiles, block, 0, stream>>>(in, out, n, inclusive, state);
     CHECK_LAUNCH();
