@@ -371,7 +371,7 @@ struct Choices {
 
 // The rows per warp the scan kernels are compiled for (--tile-rows), the block sizes
 // they take (--block, a run-time value), and the defaults.
-using ScanRows = Choices<1, 2, 3, 4, 6, 8>;
+using ScanRows = Choices<1, 2, 4, 8>;
 constexpr int kBlockChoices[] = {32, 64, 128, 256, 512};
 constexpr int kDefaultRows = 4;     // 16 elements per thread with 16-byte loads
 constexpr int kDefaultBlock = 256;  // a tile of 4096 four-byte elements
@@ -392,14 +392,14 @@ inline void clear_state(Count* state, int64_t tiles, cudaStream_t stream) {
 }
 
 // Zeroes the ticket and status words, then launches pick(rows)'s kernel (a single-pass
-// scan compiled for those rows) over the tiles of n. `state` holds at least tiles + 1
+// scan compiled for those rows, one of Rows) over the tiles of n. `state` holds at least tiles + 1
 // words. Returns the number of tiles: the tickets the launch must draw.
-template <class T, int V, class Pick>
+template <class T, int V, class Rows = ScanRows, class Pick>
 int64_t launch_single_pass(Pick&& pick, const T* in, T* out, int64_t n, bool inclusive, int rows, int block,
                            Count* state, cudaStream_t stream) {
   const unsigned tiles = tile_count(n, block, rows, V);
   clear_state(state, tiles, stream);
-  ScanRows::dispatch(rows, [&](auto r) {
+  Rows::dispatch(rows, [&](auto r) {
     const auto kernel = pick(r);
     kernel<<<tiles, block, 0, stream>>>(in, out, n, inclusive, state);
     CHECK_LAUNCH();
@@ -407,11 +407,18 @@ int64_t launch_single_pass(Pick&& pick, const T* in, T* out, int64_t n, bool inc
   return tiles;
 }
 
-template <class T>
+// The single-pass scan with 16-byte loads, rows from ScanRows (chapter 16's step
+// lookback-vec); kRows given, only that one is compiled (chapters 17 and 18).
+template <class T, int kRows = 0>
 int64_t launch_scan_lookback(const T* in, T* out, int64_t n, bool inclusive, int rows, int block, Count* state,
                              cudaStream_t stream) {
-  const auto pick = [](auto r) { return scan_lookback<T, decltype(r)::value>; };
-  return launch_single_pass<T, kVec16<T>>(pick, in, out, n, inclusive, rows, block, state, stream);
+  if constexpr (kRows > 0) {
+    const auto pick = [](auto) { return scan_lookback<T, kRows>; };
+    return launch_single_pass<T, kVec16<T>, Choices<kRows>>(pick, in, out, n, inclusive, kRows, block, state, stream);
+  } else {
+    const auto pick = [](auto r) { return scan_lookback<T, decltype(r)::value>; };
+    return launch_single_pass<T, kVec16<T>, ScanRows>(pick, in, out, n, inclusive, rows, block, state, stream);
+  }
 }
 
 }  // namespace ch16

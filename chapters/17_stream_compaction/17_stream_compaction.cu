@@ -146,8 +146,8 @@ int64_t launch_three_pass(const CompactCall& c) {
     count_tiles<decltype(r)::value><<<tiles, c.tile.block, 0, c.stream>>>(c.in, c.n, c.keep, counts);
     CHECK_LAUNCH();
   });
-  const int64_t tickets = ch16::launch_scan_lookback<Count>(counts, offsets, tiles, false, ch16::kDefaultRows,
-                                                            ch16::kDefaultBlock, c.state, c.stream);
+  const int64_t tickets = ch16::launch_scan_lookback<Count, ch16::kDefaultRows>(
+      counts, offsets, tiles, false, ch16::kDefaultRows, ch16::kDefaultBlock, c.state, c.stream);
   ch16::ScanRows::dispatch(c.tile.rows, [&](auto r) {
     scatter_tiles<decltype(r)::value><<<tiles, c.tile.block, 0, c.stream>>>(c.in, c.out, c.count, c.n, c.keep, offsets);
     CHECK_LAUNCH();
@@ -309,7 +309,7 @@ int main(int argc, char** argv) {
   double keep = -1;  // -1: the default run's ratios
   std::string variant = "all", rows, block;
   bool large = false;
-  const sc::TileChoices tiles{ch16::ScanRows::list(), {32, 64, 128, 256, 512}, ch16::kDefaultBlock, {2, 4, 6, 8},
+  const sc::TileChoices tiles{ch16::ScanRows::list(), {32, 64, 128, 256, 512}, ch16::kDefaultBlock, {2, 4, 8},
                               {128, 256, 512}};
   sw::Cli cli("17_stream_compaction", "Stream compaction of u32: three passes, then one on the look-back.");
   cli.add_int("--n", &n, 1, sw::kMaxElements, "elements of the input");
@@ -338,7 +338,7 @@ int main(int argc, char** argv) {
       for (const CompactStep& s : steps) {
         std::vector<sc::Tile> ts = {sc::pick_tile(rows, block, ch16::kDefaultRows, tiles)};
         if (!large && !n_given && rows.empty() && block.empty() && size <= sc::kTinyTileMaxN)
-          ts.insert(ts.end(), {{1, 32}, {3, 64}});
+          ts.insert(ts.end(), {{1, 32}, {2, 64}});
         for (const sc::Tile& t : ts)
           for (double k : large && keep < 0 ? std::vector<double>{0.5} : keeps) {
             d.poison();
