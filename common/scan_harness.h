@@ -38,18 +38,17 @@
 #include "common/device.h"
 #include "common/gpu_timer.h"
 #include "common/parallel.h"
-#include "common/reduce_harness.h"  // Runs and Mode: calls timed alone or back to back
 #include "common/report.h"
 #include "common/verify.h"
 
 namespace sw::scan {
 
-namespace rd = sw::reduce;
-
 constexpr int64_t kDefaultN = int64_t{1} << 28;  // 1 GiB of 4-byte elements, far beyond any L2
 constexpr int64_t kBigN = int64_t{1} << 30;      // the goals' second size
 constexpr int64_t kLatencyN = int64_t{1} << 20;  // where launches, not bytes, dominate
 constexpr int kSlowReps = 3;                     // the chained scan runs at tens of GB/s
+constexpr int kSweepReps = 10;                   // a sweep's points: fewer timed runs
+constexpr int kBackToBackCalls = 10;             // the 2^20 rows: calls per timed run, back to back
 constexpr int kSlowWarmup = 1;
 constexpr int kCensusRuns = 20;                  // runs compared digest by digest (f32)
 constexpr int kSlowCensusRuns = 5;
@@ -111,11 +110,26 @@ struct Verdict {
   double rel_error = 0;  // f32 scans: the largest |got - want| / sum|x| of any element
 };
 
-// The reps of a slow step.
+// The reps of a slow step, and of a sweep's points.
 inline CommonOptions slow_options(CommonOptions opt) {
   opt.reps = std::min(opt.reps, kSlowReps);
   opt.warmup = std::min(opt.warmup, kSlowWarmup);
   return opt;
+}
+inline CommonOptions sweep_options(CommonOptions opt) {
+  opt.reps = std::min(opt.reps, kSweepReps);
+  return opt;
+}
+
+// How a row's calls are timed: each alone (the stream drains between runs, so a
+// run includes the launch latency), or kBackToBackCalls in a row between one pair
+// of events (chapter 06's back-to-back mode), the row's time divided by them.
+enum class Calls { kAlone, kBackToBack };
+inline int calls_per_run(Calls c) { return c == Calls::kBackToBack ? kBackToBackCalls : 1; }
+inline Timing per_call(Timing t, int calls) {
+  t.ms_median /= calls;
+  t.ms_min /= calls;
+  return t;
 }
 
 // Poison the outputs, run once, check; time `run`; check the last timed result
@@ -386,15 +400,16 @@ bool verify(Report& report, const ScanStep& s, const ScanData<T>& d, bool inclus
 // One step, measured: its row (extra rows, block, items where it has a tile).
 template <class T>
 Result measure_step(Report& report, const CommonOptions& opt, const ScanStep& s, const ScanData<T>& d, bool inclusive,
-                    Tile t, rd::Mode mode = rd::Mode::kAlone) {
+                    Tile t, Calls calls = Calls::kAlone) {
   int64_t tickets = 0;
-  const auto call = [&](cudaStream_t stream) { tickets = launcher<T>(s)(d.call(inclusive, t, stream)); };
-  const rd::Runs<decltype(call)> runs(mode, call);
+  const auto run = [&] {
+    for (int k = 0; k < calls_per_run(calls); ++k) tickets = launcher<T>(s)(d.call(inclusive, t));
+  };
   const CommonOptions o = s.traits & kSlow ? slow_options(opt) : opt;
   Result r = measure(
-      report, o, s.name, d.n, scan_bytes<T>(d.n), [&] { runs(); }, [&] { d.poison(); },
+      report, o, s.name, d.n, scan_bytes<T>(d.n), run, [&] { d.poison(); },
       [&] { return d.check(inclusive, s.depth(d.n, t.rows, t.block), tickets); });
-  r.timing = rd::per_call(r.timing, runs.calls());
+  r.timing = per_call(r.timing, calls_per_run(calls));
   r.note = scan_note<T>(inclusive);
   if (s.traits & kTile) {
     r.extra["tile_rows"] = t.rows;
@@ -434,15 +449,16 @@ class CubScan {
 // bound assumes a look-back over tiles of at least 1024 elements.
 template <class T>
 Result measure_cub(Report& report, const CommonOptions& opt, const ScanData<T>& d, bool inclusive,
-                   rd::Mode mode = rd::Mode::kAlone) {
+                   Calls calls = Calls::kAlone) {
   const CubScan<T> cub(d, inclusive);
-  const auto call = [&](cudaStream_t stream) { cub(stream); };
-  const rd::Runs<decltype(call)> runs(mode, call);
+  const auto run = [&] {
+    for (int k = 0; k < calls_per_run(calls); ++k) cub();
+  };
   const int64_t depth = 2 * ceil_div(d.n, 1024) + 128;
   Result r = measure(
-      report, opt, "cub", d.n, scan_bytes<T>(d.n), [&] { runs(); }, [&] { d.poison(); },
+      report, opt, "cub", d.n, scan_bytes<T>(d.n), run, [&] { d.poison(); },
       [&] { return d.check(inclusive, depth, 0); });
-  r.timing = rd::per_call(r.timing, runs.calls());
+  r.timing = per_call(r.timing, calls_per_run(calls));
   r.role = "vendor";
   r.note = scan_note<T>(inclusive);
   return r;
@@ -530,7 +546,7 @@ Tile sweep_tiles(Report& report, const CommonOptions& opt, const ScanStep& s, co
   double best_gbps = -1;
   for (int rows : c.sweep_rows)
     for (int block : c.sweep_blocks) {
-      Result r = measure_step<T>(report, rd::sweep_options(opt), s, d, true, {rows, block});
+      Result r = measure_step<T>(report, sweep_options(opt), s, d, true, {rows, block});
       r.variant = std::string(s.name) + "-sweep";
       r.role = "sweep";
       report.add(r);
@@ -607,14 +623,14 @@ void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu, const 
     report.note("no 2^30 rows: they need " + std::to_string(need / 1e9) + " GB of device memory");
   }
   const ScanData<T> d(kLatencyN, opt.seed);
-  for (rd::Mode mode : {rd::Mode::kAlone, rd::Mode::kBackToBack}) {
-    std::vector<Result> rows = {measure_cub<T>(report, opt, d, true, mode)};
+  for (Calls calls : {Calls::kAlone, Calls::kBackToBack}) {
+    std::vector<Result> rows = {measure_cub<T>(report, opt, d, true, calls)};
     for (const ScanStep& s : steps)
-      if (s.traits & kGoal) rows.push_back(measure_step<T>(report, opt, s, d, true, tile_of(s, tuned), mode));
+      if (s.traits & kGoal) rows.push_back(measure_step<T>(report, opt, s, d, true, tile_of(s, tuned), calls));
     for (Result& r : rows) {
-      if (mode == rd::Mode::kBackToBack) {
+      if (calls == Calls::kBackToBack) {
         r.problem = kLatencyProblem;
-        r.note += std::string(" ") + rd::mode_name(mode);
+        r.note += " back-to-back";
       }
       report.add(r);
     }

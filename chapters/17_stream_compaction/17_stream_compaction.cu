@@ -362,7 +362,7 @@ int main(int argc, char** argv) {
     double best = -1;
     for (int r : tiles.sweep_rows)
       for (int b : tiles.sweep_blocks) {
-        sw::Result row = measure(report, sw::reduce::sweep_options(opt), &kSteps.back(), d, kSweepKeep, {r, b});
+        sw::Result row = measure(report, sc::sweep_options(opt), &kSteps.back(), d, kSweepKeep, {r, b});
         row.variant = std::string(kSteps.back().name) + "-sweep";
         row.role = "sweep";
         report.add(row);
