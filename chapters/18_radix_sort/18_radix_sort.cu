@@ -320,28 +320,6 @@ int64_t launch_onesweep(const ch18::SortCall& c) {
 
 const std::vector<ch18::SortStep> kSteps = {{"three-kernel", launch_three_kernel}, {"onesweep", launch_onesweep}};
 
-// --- the program ------------------------------------------------------------------------------
-
-// One row: a step, or CUB (step == nullptr), on d; the reference is ref.
-sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const ch18::SortStep* step,
-                   const ch18::SortData& d, const std::vector<uint64_t>& ref, sc::Tile t) {
-  int64_t tickets = 0;
-  const ch18::CubSort cub(d);
-  const auto run = [&] {
-    if (step) tickets = step->launch(d.call(t));
-    else cub();
-  };
-  const double bytes = 2.0 * (d.pairs ? 8 : 4) * static_cast<double>(d.n);  // one read, one write of each
-  sw::Result r = sc::measure(report, opt, step ? step->name : "cub", d.n, bytes, run, [&] { d.poison(); },
-                             [&] { return ch18::check_sort(d, ref, tickets); });
-  r.role = step ? "step" : "vendor";
-  r.problem = d.pairs ? "sort-pairs" : "sort-keys";
-  r.note = ch18::keys_name(d.pattern);
-  r.extra["gkeys_s"] = static_cast<double>(d.n) / (r.timing.ms_median * 1e6);
-  if (step) r.extra.insert({{"tile_rows", t.rows}, {"block", t.block}});
-  return r;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -381,27 +359,12 @@ int main(int argc, char** argv) {
     sw::require_fits(gpu, large ? "--large" : "--n", *std::max_element(sizes.begin(), sizes.end()),
                      ch18::bytes_per_key(keys != "keys"));
     for (int64_t size : sizes)
-      for (ch18::Keys pattern : large ? std::vector<ch18::Keys>{ch18::Keys::kRandom} : ch18::kAllKeys) {
-        const std::vector<uint64_t> ref = ch18::reference_sort(pattern, opt.seed, size);
-        for (bool pairs : kinds) {
-          const ch18::SortData d(size, pairs, pattern, opt.seed);
-          for (const ch18::SortStep& s : steps) {
-            d.poison();
-            const int64_t tickets = s.launch(d.call(own));
-            CUDA_CHECK(cudaDeviceSynchronize());
-            const sc::Verdict v = ch18::check_sort(d, ref, tickets);
-            report.check(v.ok,
-                         std::string(s.name) + (pairs ? " pairs " : " keys ") + ch18::keys_name(pattern) +
-                             " n=" + std::to_string(size) + " rows=" + std::to_string(own.rows) +
-                             " block=" + std::to_string(own.block),
-                         v.detail);
-          }
-        }
-      }
+      ch18::verify(report, steps, size, large ? std::vector<ch18::Keys>{ch18::Keys::kRandom} : ch18::kAllKeys, kinds,
+                   own, opt.seed);
     return report.exit_code();
   }
 
-  sw::require_fits(gpu, "--n", n, ch18::bytes_per_key(keys != "keys"));
+  sw::require_fits(gpu, "--n", n, ch18::bytes_per_key(keys != "keys") + (keys != "keys" ? 8 : 4));  // and CUB's buffers
   sc::Tile tuned = own;
   // Random keys, CUB and each step, keys and pairs: at 2^20, 2^22, ... up to --n and at
   // --n with every step; at --n alone with --variant (what the lab checker times).
@@ -422,15 +385,15 @@ int main(int argc, char** argv) {
         double best = -1;
         for (int r : tiles.sweep_rows)
           for (int b : tiles.sweep_blocks) {
-            sw::Result row = measure(report, sc::sweep_options(opt), &kSteps.back(), d, ref, {r, b});
+            sw::Result row = ch18::measure(report, sc::sweep_options(opt), &kSteps.back(), d, ref, {r, b});
             row.variant = std::string(kSteps.back().name) + "-sweep";
             row.role = "sweep";
             report.add(row);
             if (row.ok && row.extra["gkeys_s"] > best) best = row.extra["gkeys_s"], tuned = {r, b};
           }
       }
-      report.add(measure(report, opt, nullptr, d, ref, {}));
-      for (const ch18::SortStep& s : steps) report.add(measure(report, opt, &s, d, ref, tuned));
+      report.add(ch18::measure(report, opt, nullptr, d, ref, {}));
+      for (const ch18::SortStep& s : steps) report.add(ch18::measure(report, opt, &s, d, ref, tuned));
     }
   }
   return report.exit_code();

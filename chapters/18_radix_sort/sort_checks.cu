@@ -1,5 +1,6 @@
-// Chapter 18's inputs, reference and checks, and CUB's sort (part of the program
-// 18_radix_sort; the sorts themselves are in 18_radix_sort.cu).
+// Chapter 18's inputs, reference and checks, CUB's sort, the measurement of a row and
+// the --verify-only sweep (part of the program 18_radix_sort; the sorts themselves
+// are in 18_radix_sort.cu).
 //
 // The reference sorts (key << 32 | index) on all cores: a pass that splits the
 // pairs by the key's top 16 bits, then std::sort of each part. Its order is the
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/check.h"
@@ -126,6 +128,45 @@ sw::scan::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref
                     (!d.pairs || sw::device_digest(d.values_in.get(), d.values_in.bytes()) == d.values_digest);
   if (v.ok && !kept) v = {false, "input changed: the step wrote into its input"};
   return v;
+}
+
+sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const SortStep* step, const SortData& d,
+                   const std::vector<uint64_t>& ref, sw::scan::Tile t) {
+  int64_t tickets = 0;
+  const CubSort cub(d);
+  const auto run = [&] {
+    if (step) tickets = step->launch(d.call(t));
+    else cub();
+  };
+  const double bytes = 2.0 * (d.pairs ? 8 : 4) * static_cast<double>(d.n);
+  sw::Result r = sw::scan::measure(report, opt, step ? step->name : "cub", d.n, bytes, run, [&] { d.poison(); },
+                                   [&] { return check_sort(d, ref, tickets); });
+  r.role = step ? "step" : "vendor";
+  r.problem = d.pairs ? "sort-pairs" : "sort-keys";
+  r.note = keys_name(d.pattern);
+  r.extra["gkeys_s"] = static_cast<double>(d.n) / (r.timing.ms_median * 1e6);
+  if (step) r.extra.insert({{"tile_rows", t.rows}, {"block", t.block}});
+  return r;
+}
+
+void verify(sw::Report& report, const std::vector<SortStep>& steps, int64_t n, const std::vector<Keys>& patterns,
+            const std::vector<bool>& kinds, sw::scan::Tile t, uint64_t seed) {
+  for (Keys pattern : patterns) {
+    const std::vector<uint64_t> ref = reference_sort(pattern, seed, n);
+    for (bool pairs : kinds) {
+      const SortData d(n, pairs, pattern, seed);
+      for (const SortStep& s : steps) {
+        d.poison();
+        const int64_t tickets = s.launch(d.call(t));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        const sw::scan::Verdict v = check_sort(d, ref, tickets);
+        report.check(v.ok,
+                     std::string(s.name) + (pairs ? " pairs " : " keys ") + keys_name(pattern) + " n=" +
+                         std::to_string(n) + " rows=" + std::to_string(t.rows) + " block=" + std::to_string(t.block),
+                     v.detail);
+      }
+    }
+  }
 }
 
 CubSort::CubSort(const SortData& d) : d_(d) {

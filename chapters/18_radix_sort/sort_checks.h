@@ -1,5 +1,6 @@
 // What 18_radix_sort.cu and its checks (sort_checks.cu) share: the inputs, the
-// buffers every sort writes into, the reference and the checks, CUB's sort.
+// buffers every sort writes into, the reference and the checks, CUB's sort, one
+// row's measurement and the --verify-only sweep.
 #pragma once
 
 #include <cstdint>
@@ -82,6 +83,16 @@ std::vector<uint64_t> reference_sort(Keys pattern, uint64_t seed, int64_t n);
 // The output (keys, and values when pairs) against the reference, the tickets of
 // the last launch, and the input unchanged.
 sw::scan::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref, int64_t tickets);
+
+// One row: the step, or CUB (step == nullptr), on d against ref. Bytes: one read and
+// one write of every key (and value); extra gkeys_s: keys (or pairs) per ns.
+sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const SortStep* step, const SortData& d,
+                   const std::vector<uint64_t>& ref, sw::scan::Tile t);
+
+// --verify-only at one size: every step on every pattern, keys and (or) pairs, at
+// tile `t`: one PASS/FAIL line each.
+void verify(sw::Report& report, const std::vector<SortStep>& steps, int64_t n, const std::vector<Keys>& patterns,
+            const std::vector<bool>& kinds, sw::scan::Tile t, uint64_t seed);
 
 // cub::DeviceRadixSort::SortKeys or SortPairs on the data, temporary storage
 // allocated here, outside any timing.
