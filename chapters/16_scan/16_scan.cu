@@ -231,25 +231,16 @@ int64_t launch_reduce_then_scan(const sc::ScanCall<T>& c) {
 
 // --- steps 6 to 8: one pass, tiles by ticket, a prefix from the predecessors -----------------
 
-template <class T, int kRows>
+// chained and decoupled-lookback: one pass, a 4-byte load per lane and row; kMode
+// says how the tile gets its prefix (chapter 16's lookback_prefix).
+template <class T, int kRows, Lookback kMode>
 __global__ void __launch_bounds__(ch16::kMaxLookbackBlock)
-    scan_chained(const T* __restrict__ in, T* __restrict__ out, int64_t n, bool inclusive, Count* state) {
-  ch16::single_pass<T, 1, kRows, Lookback::kChained>(in, out, n, inclusive, state);
+    scan_one_pass(const T* __restrict__ in, T* __restrict__ out, int64_t n, bool inclusive, Count* state) {
+  ch16::single_pass<T, 1, kRows, kMode>(in, out, n, inclusive, state);
 }
-template <class T>
-int64_t launch_chained(const sc::ScanCall<T>& c) {
-  const auto pick = [](auto r) { return scan_chained<T, decltype(r)::value>; };
-  return ch16::launch_single_pass<T, 1>(pick, c.in, c.out, c.n, c.inclusive, c.rows, c.block, c.state, c.stream);
-}
-
-template <class T, int kRows>
-__global__ void __launch_bounds__(ch16::kMaxLookbackBlock)
-    scan_decoupled(const T* __restrict__ in, T* __restrict__ out, int64_t n, bool inclusive, Count* state) {
-  ch16::single_pass<T, 1, kRows, Lookback::kDecoupled>(in, out, n, inclusive, state);
-}
-template <class T>
-int64_t launch_decoupled_lookback(const sc::ScanCall<T>& c) {
-  const auto pick = [](auto r) { return scan_decoupled<T, decltype(r)::value>; };
+template <class T, Lookback kMode>
+int64_t launch_one_pass(const sc::ScanCall<T>& c) {
+  const auto pick = [](auto r) { return scan_one_pass<T, decltype(r)::value, kMode>; };
   return ch16::launch_single_pass<T, 1>(pick, c.in, c.out, c.n, c.inclusive, c.rows, c.block, c.state, c.stream);
 }
 
@@ -322,9 +313,10 @@ const std::vector<sc::ScanStep> kSteps = {
     {"warp-shuffle", launch_warp_shuffle<uint32_t>, launch_warp_shuffle<float>, depth_warp_shuffle},
     {"reduce-then-scan", launch_reduce_then_scan<uint32_t>, launch_reduce_then_scan<float>, depth_reduce_then_scan,
      sc::kGoal},
-    {"chained", launch_chained<uint32_t>, launch_chained<float>, depth_chained, sc::kTile | sc::kSlow, kScalarRows},
-    {"decoupled-lookback", launch_decoupled_lookback<uint32_t>, launch_decoupled_lookback<float>, depth_decoupled,
-     sc::kTile | sc::kGoal, kScalarRows},
+    {"chained", launch_one_pass<uint32_t, Lookback::kChained>, launch_one_pass<float, Lookback::kChained>,
+     depth_chained, sc::kTile | sc::kSlow, kScalarRows},
+    {"decoupled-lookback", launch_one_pass<uint32_t, Lookback::kDecoupled>, launch_one_pass<float, Lookback::kDecoupled>,
+     depth_decoupled, sc::kTile | sc::kGoal, kScalarRows},
     {"lookback-vec", launch_lookback_vec<uint32_t>, launch_lookback_vec<float>, depth_lookback_vec,
      sc::kTile | sc::kVecTile | sc::kTuned | sc::kGoal, ch16::kDefaultRows},
 };
