@@ -59,8 +59,8 @@ __device__ __forceinline__ T from_bits(Count b) {
 // Inclusive scan across the warp: lane l returns v_0 + ... + v_l (all 32 lanes take part).
 template <class T>
 __device__ __forceinline__ T warp_inclusive_scan(T v) {
-  const int lane = threadIdx.x % sw::kWarp;
   // lab warp-scan: begin
+  const int lane = threadIdx.x % sw::kWarp;
 #pragma unroll
   for (int d = 1; d < sw::kWarp; d *= 2) {
     const T up = __shfl_up_sync(sw::kFullMask, v, d);

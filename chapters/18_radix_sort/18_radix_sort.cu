@@ -58,8 +58,8 @@ __device__ __forceinline__ unsigned digit_of(uint32_t key, int shift) { return (
 // keys of earlier rows first (counts[digit]: the warp's running count), then the
 // lanes below in this row. All 32 lanes call it; counts is this warp's row of counters.
 __device__ __forceinline__ unsigned rank_in_warp(unsigned digit, unsigned* counts) {
-  const int lane = threadIdx.x % sw::kWarp;
   // lab digit-scatter: begin
+  const int lane = threadIdx.x % sw::kWarp;
   unsigned same = sw::kFullMask;  // the lanes whose digit equals mine, bit by bit
 #pragma unroll
   for (int b = 0; b < kDigitBits; ++b) {
