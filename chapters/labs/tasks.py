@@ -205,3 +205,60 @@ def task(task_id):
         if t.id == task_id:
             return t
     raise KeyError(task_id)
+
+
+# --- scan (chapters 16-18), appended with its track --------------------------------------------
+TRACKS["scan"] = ["16_scan", "17_stream_compaction", "18_radix_sort"]
+
+SCAN_TOLERANCE = ("u32: exact (the sums wrap modulo 2^32, as the GPU's do). f32: |got - exact| <= gamma_d * "
+                  "sum|x_j| + terms * 2^-53 * sum|x_j| over the terms of the element, gamma_d = d * 2^-24 / "
+                  "(1 - d * 2^-24), d the most float additions any element passes through (a look-back adds two "
+                  "for every tile before it) and exact the prefix in double; an exclusive out[0] is exactly 0")
+SCAN_LOOKBACK_H = "chapters/16_scan/scan_lookback.cuh"
+
+TASKS += [
+    Task("warp-scan", "scan", "An inclusive scan across a warp with __shfl_up_sync",
+         [Region(SCAN_LOOKBACK_H,
+                 "warp_inclusive_scan: lane l returns v_0 + ... + v_l, the values of lanes 0 to l. Every tile "
+                 "scan of the track is built on it: the rows of chapter 16's tiles, the block scans, chapter "
+                 "18's scans of its counts.",
+                 "Five steps of distances 1, 2, 4, 8 and 16 with __shfl_up_sync and the full mask kFullMask; "
+                 "a lane below the distance has nothing to add (the shuffle hands it back its own value).",
+                 stub="return v;")],
+         [Check("16_scan", ["warp-shuffle", "reduce-then-scan", "decoupled-lookback", "lookback-vec"],
+                time_args=["--variant", "warp-shuffle", "--type", "u32"])],
+         size="--n", unit=1024, small=["--n", "1000"], races=True, tolerance=SCAN_TOLERANCE),
+    Task("lookback", "scan", "The look-back: tickets and one-word status",
+         [Region(SCAN_LOOKBACK_H,
+                 "draw_tile: thread 0 sets `tile`, the index of the tile this block scans, to the next "
+                 "ticket of the counter (zeroed by the launcher before every launch).",
+                 "atomicAdd returns the value before the addition. Why not blockIdx.x? Nothing says block b "
+                 "starts before block b + 1.", stub="tile = 0;"),
+          Region(SCAN_LOOKBACK_H,
+                 "publish: write the flag (kAggregate or kInclusive) and the value's 62 bits as one status "
+                 "word: the flag in the top 2 bits (kFlagShift), the value in the rest (kValueMask), with one "
+                 "relaxed atomic store at device scope.",
+                 "cuda::atomic_ref<Count, cuda::thread_scope_device> on *word; a reader must see the flag and "
+                 "the value of the same publication."),
+          Region(SCAN_LOOKBACK_H,
+                 "read_status: read a status word with one relaxed atomic load at device scope and split it "
+                 "into its flag and its value.",
+                 "One load: two would let a publication land between them.", stub="return {kInclusive, 0};")],
+         [Check("16_scan", ["lookback-vec", "decoupled-lookback", "chained", "status-protocol"],
+                time_args=["--variant", "lookback-vec", "--type", "u32"]),
+          Check("17_stream_compaction", ["one-pass"])],
+         size="--n", unit=2048, small=["--n", "1000", "--tile-rows", "1", "--block", "32"], races=True,
+         requires=["warp-scan"], tolerance=SCAN_TOLERANCE),
+    Task("digit-scatter", "scan", "A stable rank for the radix sort's scatter",
+         [Region("chapters/18_radix_sort/18_radix_sort.cu",
+                 "rank_in_warp: this lane's key among the warp's keys with the same digit, in index order: "
+                 "the keys of the warp's earlier rows first (counts[digit], its running count, which the "
+                 "lowest lane with the digit reads and advances by the group's size), then the lanes below "
+                 "in this row.",
+                 "The lanes with my digit: the AND over the 8 digit bits of (bit set ? ballot : ~ballot). "
+                 "Then __ffs, __popc, __shfl_sync, and a __syncwarp before the next row reads counts.",
+                 stub="return 0;")],
+         [Check("18_radix_sort", ["onesweep", "three-kernel"], time_args=["--variant", "onesweep", "--sort", "keys"])],
+         size="--n", unit=4096, small=["--n", "5000"], races=True, requires=["warp-scan", "lookback"],
+         tolerance="exact: every key (and value, its index in the input) equal to a stable sort's on the CPU"),
+]

@@ -152,3 +152,38 @@ MISTAKES = {
                 "directive"),
     ],
 }
+
+
+# --- scan (chapters 16-18), appended with its track --------------------------------------------
+CH16H = "chapters/16_scan/scan_lookback.cuh"
+CH18 = "chapters/18_radix_sort/18_radix_sort.cu"
+
+MISTAKES.update({
+    "warp-scan": [
+        Mistake("no-lane-guard", CH16H, "    if (lane >= d) v += up;\n", "    v += up;\n", "FAIL", "", "5"),
+        Mistake("shuffles-down", CH16H, "__shfl_up_sync(sw::kFullMask, v, d)", "__shfl_down_sync(sw::kFullMask, v, d)",
+                "FAIL"),
+        Mistake("stops-at-16", CH16H, "d < sw::kWarp; d *= 2", "d < sw::kWarp / 2; d *= 2", "FAIL"),
+        Mistake("assigns-instead-of-adding", CH16H, "if (lane >= d) v += up;", "if (lane >= d) v = up;", "FAIL"),
+    ],
+    "lookback": [
+        Mistake("two-loads", CH16H,
+                "  const Count s = w.load(cuda::memory_order_relaxed);\n"
+                "  return {static_cast<unsigned>(s >> kFlagShift), s & kValueMask};\n",
+                "  const unsigned flag = static_cast<unsigned>(w.load(cuda::memory_order_relaxed) >> kFlagShift);\n"
+                "  const Count s = w.load(cuda::memory_order_relaxed);\n"
+                "  return {flag, s & kValueMask};\n",
+                "FAIL", "torn", "5"),
+        Mistake("block-index-order", CH16H, "tile = static_cast<int64_t>(atomicAdd(counter, Count{1}));",
+                "tile = blockIdx.x;", "FAIL", "ticket"),
+        Mistake("flag-dropped", CH16H, "w.store((Count{flag} << kFlagShift) | (bits & kValueMask),",
+                "w.store(bits & kValueMask,", "TIMEOUT", "", "10"),
+    ],
+    "digit-scatter": [
+        Mistake("lanes-backwards", CH18, "const unsigned below = __popc(same & ((1u << lane) - 1));",
+                "const unsigned below = __popc(same >> lane) - 1;", "FAIL", "", "5"),
+        Mistake("forgets-earlier-rows", CH18, "  return base + below;\n", "  return below;\n", "FAIL"),
+        Mistake("seven-bit-match", CH18, "for (int b = 0; b < kDigitBits; ++b)", "for (int b = 0; b < kDigitBits - 1; ++b)",
+                "FAIL"),
+    ],
+})

@@ -1,0 +1,424 @@
+// Chapter 16's scan, in a header of its own so that chapters 17 (stream compaction)
+// and 18 (radix sort) reuse it instead of copying it, as chapter 12 reuses chapter 06.
+//
+// A tile is what one block scans: blockDim.x / 32 warps, each owning kRows rows of
+// 32 * V consecutive elements; lane l holds elements [l * V, l * V + V) of each row
+// (V = 1: a 4-byte load per lane; V = 16 / sizeof(T): one 16-byte load).
+//   warp_inclusive_scan   the scan of one value per lane, with __shfl_up_sync
+//   block_exclusive_scan  one value per thread, warps then warp totals
+//   scan_tile             a tile's scan, given a function that returns its prefix
+//   draw_tile             the tile index, as a ticket from an atomic counter
+//   publish, read_status  the status word of a tile: a flag and a value in 64 bits
+//   lookback_prefix       a tile's prefix from its predecessors' status words
+//   scan_lookback         the single-pass scan (decoupled look-back, 16-byte loads)
+#pragma once
+
+#include <cuda/atomic>
+
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <type_traits>
+#include <vector>
+
+#include "common/check.h"
+#include "common/cuda_utils.cuh"
+
+namespace ch16 {
+
+using Count = unsigned long long;  // element counts and offsets: 64-bit everywhere
+constexpr int kMaxBlock = 1024;
+constexpr int kMaxWarps = kMaxBlock / sw::kWarp;
+constexpr int kMaxLookbackBlock = 512;  // the single-pass kernels' __launch_bounds__
+
+// --- values ------------------------------------------------------------------------------
+
+// V consecutive elements, loaded and stored as one access (16 bytes when V = 16 / sizeof(T)).
+template <class T, int V>
+struct alignas(sizeof(T) * V) Vec {
+  T v[V];
+};
+template <class T>
+constexpr int kVec16 = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte access
+
+// A tile's value as the 62 bits of a status word, and back (see publish).
+template <class T>
+__device__ __forceinline__ Count to_bits(T v) {
+  if constexpr (std::is_same_v<T, float>) return __float_as_uint(v);
+  else return static_cast<Count>(v);
+}
+template <class T>
+__device__ __forceinline__ T from_bits(Count b) {
+  if constexpr (std::is_same_v<T, float>) return __uint_as_float(static_cast<unsigned>(b));
+  else return static_cast<T>(b);
+}
+
+// --- warp and block scans -------------------------------------------------------------------
+
+// Inclusive scan across the warp: lane l returns v_0 + ... + v_l (all 32 lanes take part).
+template <class T>
+__device__ __forceinline__ T warp_inclusive_scan(T v) {
+  // lab warp-scan: begin
+  const int lane = threadIdx.x % sw::kWarp;
+#pragma unroll
+  for (int d = 1; d < sw::kWarp; d *= 2) {
+    const T up = __shfl_up_sync(sw::kFullMask, v, d);
+    if (lane >= d) v += up;
+  }
+  return v;
+  // lab warp-scan: end
+}
+
+// The exclusive scan within the warp, from the inclusive one: lane l gets v_0 + ... + v_{l-1}.
+template <class T>
+__device__ __forceinline__ T warp_exclusive_from(T inclusive) {
+  const T up = __shfl_up_sync(sw::kFullMask, inclusive, 1);
+  return threadIdx.x % sw::kWarp == 0 ? T{} : up;
+}
+
+// The sum of v over the warp, in every lane (a butterfly).
+template <class T>
+__device__ __forceinline__ T warp_sum_all(T v) {
+#pragma unroll
+  for (int m = sw::kWarp / 2; m > 0; m /= 2) v += __shfl_xor_sync(sw::kFullMask, v, m);
+  return v;
+}
+
+// Exclusive scan of one value per thread over the block (blockDim.x a multiple of 32);
+// *total gets the block's sum in every thread. Ends with a barrier: it can run again.
+template <class T>
+__device__ T block_exclusive_scan(T v, T* total) {
+  __shared__ T warp_sums[kMaxWarps];
+  const int lane = threadIdx.x % sw::kWarp, warp = threadIdx.x / sw::kWarp;
+  const int warps = blockDim.x / sw::kWarp;
+  const T inclusive = warp_inclusive_scan(v);
+  if (lane == sw::kWarp - 1) warp_sums[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) warp_sums[lane] = warp_inclusive_scan(lane < warps ? warp_sums[lane] : T{});
+  __syncthreads();
+  const T before = warp == 0 ? T{} : warp_sums[warp - 1];
+  *total = warp_sums[warps - 1];
+  const T mine = before + warp_exclusive_from(inclusive);
+  __syncthreads();
+  return mine;
+}
+
+// --- tiles ----------------------------------------------------------------------------------
+
+// Elements one block scans: its threads x rows x V.
+__host__ __device__ constexpr int64_t tile_items(int block, int rows, int vec) { return int64_t{block} * rows * vec; }
+
+// The kRows rows of this lane in `tile`, from `in`; elements past n read as T{} (0).
+// A whole tile loads every row with one V-wide access; the last tile checks each element.
+template <class T, int V, int kRows>
+__device__ __forceinline__ void load_rows(const T* __restrict__ in, int64_t n, int64_t first, bool whole,
+                                          Vec<T, V> (&x)[kRows]) {
+  constexpr int kRow = sw::kWarp * V;
+  if (whole) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) x[r] = *reinterpret_cast<const Vec<T, V>*>(in + first + r * kRow);
+  } else {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const int64_t i = first + r * kRow + k;
+        x[r].v[k] = i < n ? in[i] : T{};
+      }
+  }
+}
+
+// One V-wide store; 16 bytes go out as one uint4 store (__stwb: the default
+// write-back policy), which the compiler cannot split into four.
+template <class T, int V>
+__device__ __forceinline__ void store_vec(T* p, const Vec<T, V>& y) {
+  if constexpr (sizeof(Vec<T, V>) == sizeof(uint4)) {
+    uint4 u;
+    memcpy(&u, &y, sizeof u);
+    __stwb(reinterpret_cast<uint4*>(p), u);
+  } else {
+    *reinterpret_cast<Vec<T, V>*>(p) = y;
+  }
+}
+
+template <class T, int V, int kRows>
+__device__ __forceinline__ void store_rows(T* __restrict__ out, int64_t n, int64_t first, bool whole,
+                                           const Vec<T, V> (&y)[kRows]) {
+  constexpr int kRow = sw::kWarp * V;
+  if (whole) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) store_vec(out + first + r * kRow, y[r]);
+  } else {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+      for (int k = 0; k < V; ++k)
+        if (first + r * kRow + k < n) out[first + r * kRow + k] = y[r].v[k];
+  }
+}
+
+// This lane's first element in `tile` (row 0), and whether the tile lies inside [0, n).
+template <int V, int kRows>
+__device__ __forceinline__ int64_t lane_first(int64_t tile) {
+  const int64_t items = tile_items(blockDim.x, kRows, V);
+  const int warp = threadIdx.x / sw::kWarp, lane = threadIdx.x % sw::kWarp;
+  return tile * items + (int64_t{warp} * kRows * sw::kWarp + lane) * V;
+}
+template <int V, int kRows>
+__device__ __forceinline__ bool tile_whole(int64_t tile, int64_t n) {
+  return (tile + 1) * tile_items(blockDim.x, kRows, V) <= n;
+}
+
+// The block's step of a tile: each warp's total (the same in all its lanes) through
+// shared memory; returns the sum of the warps before this one, and *aggregate the
+// tile's, in every thread, both added in warp order.
+template <class T>
+__device__ __forceinline__ T warps_before(T warp_total, T* aggregate) {
+  __shared__ T warp_totals[kMaxWarps];
+  const int warp = threadIdx.x / sw::kWarp;
+  if (threadIdx.x % sw::kWarp == 0) warp_totals[warp] = warp_total;
+  __syncthreads();
+  T before = T{}, all = T{};
+  for (int w = 0; w < static_cast<int>(blockDim.x / sw::kWarp); ++w) {
+    const T t = warp_totals[w];
+    if (w < warp) before += t;
+    all += t;
+  }
+  *aggregate = all;
+  return before;
+}
+
+// Scans one tile of in into out. Every row is scanned across its warp, the rows of a
+// warp in order, the warps through shared memory; tile_prefix(aggregate) then returns,
+// in every thread, the sum of everything before the tile (the look-back, a precomputed
+// offset, or 0). Inclusive: out[i] = in[0] + ... + in[i]; exclusive: up to in[i - 1].
+template <class T, int V, int kRows, class Prefix>
+__device__ __forceinline__ void scan_tile(const T* __restrict__ in, T* __restrict__ out, int64_t n, int64_t tile,
+                                          bool inclusive, Prefix&& tile_prefix) {
+  const int64_t first = lane_first<V, kRows>(tile);
+  const bool whole = tile_whole<V, kRows>(tile, n);
+  Vec<T, V> x[kRows];
+  load_rows<T, V, kRows>(in, n, first, whole, x);
+
+  T lane_before[kRows], row_total[kRows];  // rows are independent: their shuffles overlap
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    T s = x[r].v[0];
+#pragma unroll
+    for (int k = 1; k < V; ++k) s += x[r].v[k];
+    const T inclusive_sum = warp_inclusive_scan(s);
+    lane_before[r] = warp_exclusive_from(inclusive_sum);
+    row_total[r] = __shfl_sync(sw::kFullMask, inclusive_sum, sw::kWarp - 1);
+  }
+  T row_before[kRows], warp_total = T{};
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    row_before[r] = warp_total;
+    warp_total += row_total[r];
+  }
+  T aggregate;
+  const T warp_before = warps_before(warp_total, &aggregate);
+  const T prefix = tile_prefix(aggregate);
+
+  Vec<T, V> y[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    T run = prefix + warp_before + row_before[r] + lane_before[r];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const T next = run + x[r].v[k];
+      y[r].v[k] = inclusive ? next : run;
+      run = next;
+    }
+  }
+  store_rows<T, V, kRows>(out, n, first, whole, y);
+}
+
+// --- the look-back: tickets and status words -------------------------------------------------
+
+// The tile this block works on: a ticket from a counter (zeroed before the launch), so
+// tiles start in the order of their indices. blockIdx.x would not do: nothing says
+// block b starts before block b + 1, and a block that waits for a predecessor that
+// cannot start (every SM busy with waiting blocks) waits forever.
+__device__ __forceinline__ int64_t draw_tile(Count* counter) {
+  __shared__ int64_t tile;
+  if (threadIdx.x == 0) {
+    // lab lookback: begin
+    tile = static_cast<int64_t>(atomicAdd(counter, Count{1}));
+    // lab lookback: end
+  }
+  __syncthreads();
+  return tile;
+}
+
+// A tile's status word: the flag in the top 2 bits, its value (a T's bits, or a count
+// below 2^62) in the other 62. Zero (kInvalid) until the tile publishes.
+enum : unsigned { kInvalid = 0, kAggregate = 1, kInclusive = 2 };
+constexpr int kFlagShift = 62;
+constexpr Count kValueMask = (Count{1} << kFlagShift) - 1;
+struct TileStatus {
+  unsigned flag;
+  Count bits;
+};
+
+// One 64-bit store publishes flag and value together, one 64-bit load reads them
+// together: a reader sees both from the same publication, so relaxed atomics
+// (device scope, served by L2, never a stale L1 line) are all the protocol needs.
+__device__ __forceinline__ void publish(Count* word, unsigned flag, Count bits) {
+  // lab lookback: begin
+  cuda::atomic_ref<Count, cuda::thread_scope_device> w(*word);
+  w.store((Count{flag} << kFlagShift) | (bits & kValueMask), cuda::memory_order_relaxed);
+  // lab lookback: end
+}
+
+__device__ __forceinline__ TileStatus read_status(Count* word) {
+  // lab lookback: begin
+  cuda::atomic_ref<Count, cuda::thread_scope_device> w(*word);
+  const Count s = w.load(cuda::memory_order_relaxed);
+  return {static_cast<unsigned>(s >> kFlagShift), s & kValueMask};
+  // lab lookback: end
+}
+
+// The exclusive prefix of `tile`, by warp 0: lane l watches tile window_end - 32 + l
+// and the warp waits until no lane sees kInvalid. The nearest inclusive prefix in the
+// window, plus the aggregates of the tiles after it, is the answer; with none in the
+// window, its 32 aggregates are added up and the window moves back 32 tiles. The
+// inclusive prefix is added last: a float passes through 2 more additions per tile.
+template <class T>
+__device__ __forceinline__ T warp_lookback(Count* status, int64_t tile) {
+  const int lane = threadIdx.x % sw::kWarp;
+  T aggregates = T{};
+  for (int64_t window_end = tile;; window_end -= sw::kWarp) {
+    const int64_t p = window_end - sw::kWarp + lane;
+    TileStatus s;
+    do {
+      s = p >= 0 ? read_status(status + p) : TileStatus{kInclusive, 0};  // before tile 0: the identity
+    } while (__any_sync(sw::kFullMask, s.flag == kInvalid));
+    const unsigned inclusive = __ballot_sync(sw::kFullMask, s.flag == kInclusive);
+    const int nearest = inclusive ? sw::kWarp - 1 - __clz(inclusive) : -1;
+    aggregates += warp_sum_all(lane > nearest ? from_bits<T>(s.bits) : T{});
+    if (inclusive) return __shfl_sync(sw::kFullMask, from_bits<T>(s.bits), nearest) + aggregates;
+  }
+}
+
+enum class Lookback { kChained, kDecoupled };
+
+// Called by every thread once the tile's aggregate is known; returns its prefix.
+// kDecoupled: publish the aggregate at once, look back over the predecessors'
+// aggregates and inclusive prefixes, publish the inclusive prefix. kChained: wait for
+// the predecessor's inclusive prefix alone, so the tiles finish one after another.
+template <class T, Lookback kMode>
+__device__ __forceinline__ T lookback_prefix(Count* status, int64_t tile, T aggregate) {
+  __shared__ T prefix;
+  const int lane = threadIdx.x % sw::kWarp;
+  if (threadIdx.x < sw::kWarp) {
+    T p = T{};
+    if (tile > 0 && kMode == Lookback::kChained) {
+      if (lane == 0) {
+        TileStatus s;
+        do {
+          s = read_status(status + tile - 1);
+        } while (s.flag != kInclusive);
+        p = from_bits<T>(s.bits);
+      }
+    } else if (tile > 0) {
+      if (lane == 0) publish(status + tile, kAggregate, to_bits(aggregate));
+      p = warp_lookback<T>(status, tile);
+    }
+    if (lane == 0) {
+      publish(status + tile, kInclusive, to_bits<T>(p + aggregate));
+      prefix = p;
+    }
+  }
+  __syncthreads();
+  return prefix;
+}
+
+// The whole single-pass scan of one tile: a ticket, the tile's scan, its look-back.
+// `state` is the ticket counter followed by one status word per tile, all zero.
+template <class T, int V, int kRows, Lookback kMode>
+__device__ __forceinline__ void single_pass(const T* __restrict__ in, T* __restrict__ out, int64_t n, bool inclusive,
+                                            Count* state) {
+  const int64_t tile = draw_tile(state);
+  scan_tile<T, V, kRows>(in, out, n, tile, inclusive,
+                         [&](T aggregate) { return lookback_prefix<T, kMode>(state + 1, tile, aggregate); });
+}
+
+// Step 8 of chapter 16, used by chapters 17 and 18: decoupled look-back, 16-byte loads.
+template <class T, int kRows>
+__global__ void __launch_bounds__(kMaxLookbackBlock)
+    scan_lookback(const T* __restrict__ in, T* __restrict__ out, int64_t n, bool inclusive, Count* state) {
+  single_pass<T, kVec16<T>, kRows, Lookback::kDecoupled>(in, out, n, inclusive, state);
+}
+
+// --- launching ------------------------------------------------------------------------------
+
+// A list of the values a template parameter is compiled for: list() for the command
+// line, dispatch(v, f) calls f(std::integral_constant<int, v>{}) at run time.
+template <int... kValues>
+struct Choices {
+  static std::vector<int> list() { return {kValues...}; }
+  template <class F>
+  static void dispatch(int v, F&& f) {
+    const bool found = ((v == kValues ? (f(std::integral_constant<int, kValues>{}), true) : false) || ...);
+    if (!found) {
+      std::fprintf(stderr, "error: no kernel compiled for %d\n", v);
+      std::exit(1);
+    }
+  }
+};
+
+// The rows per warp the scan kernels are compiled for (--tile-rows), the block sizes
+// they take (--block, a run-time value), and the defaults.
+using ScanRows = Choices<1, 2, 4, 8>;
+constexpr int kBlockChoices[] = {32, 64, 128, 256, 512};
+constexpr int kDefaultRows = 4;     // 16 elements per thread with 16-byte loads
+constexpr int kDefaultBlock = 256;  // a tile of 4096 four-byte elements
+
+// Tiles of this shape over n, checked against gridDim.x's limit.
+inline unsigned tile_count(int64_t n, int block, int rows, int vec) {
+  const int64_t tiles = sw::ceil_div(n, tile_items(block, rows, vec));
+  if (tiles < 1 || tiles > INT_MAX) {
+    std::fprintf(stderr, "error: %lld tiles do not fit in gridDim.x\n", static_cast<long long>(tiles));
+    std::exit(1);
+  }
+  return static_cast<unsigned>(tiles);
+}
+
+// Zeroes the ticket and the tiles' status words on `stream` (part of every scan).
+inline void clear_state(Count* state, int64_t tiles, cudaStream_t stream) {
+  CUDA_CHECK(cudaMemsetAsync(state, 0, static_cast<size_t>(tiles + 1) * sizeof(Count), stream));
+}
+
+// Zeroes the ticket and status words, then launches pick(rows)'s kernel (a single-pass
+// scan compiled for those rows, one of Rows) over the tiles of n. `state` holds at least tiles + 1
+// words. Returns the number of tiles: the tickets the launch must draw.
+template <class T, int V, class Rows = ScanRows, class Pick>
+int64_t launch_single_pass(Pick&& pick, const T* in, T* out, int64_t n, bool inclusive, int rows, int block,
+                           Count* state, cudaStream_t stream) {
+  const unsigned tiles = tile_count(n, block, rows, V);
+  clear_state(state, tiles, stream);
+  Rows::dispatch(rows, [&](auto r) {
+    const auto kernel = pick(r);
+    kernel<<<tiles, block, 0, stream>>>(in, out, n, inclusive, state);
+    CHECK_LAUNCH();
+  });
+  return tiles;
+}
+
+// The single-pass scan with 16-byte loads, rows from ScanRows (chapter 16's step
+// lookback-vec); kRows given, only that one is compiled (chapters 17 and 18).
+template <class T, int kRows = 0>
+int64_t launch_scan_lookback(const T* in, T* out, int64_t n, bool inclusive, int rows, int block, Count* state,
+                             cudaStream_t stream) {
+  if constexpr (kRows > 0) {
+    const auto pick = [](auto) { return scan_lookback<T, kRows>; };
+    return launch_single_pass<T, kVec16<T>, Choices<kRows>>(pick, in, out, n, inclusive, kRows, block, state, stream);
+  } else {
+    const auto pick = [](auto r) { return scan_lookback<T, decltype(r)::value>; };
+    return launch_single_pass<T, kVec16<T>, ScanRows>(pick, in, out, n, inclusive, rows, block, state, stream);
+  }
+}
+
+}  // namespace ch16

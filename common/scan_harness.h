@@ -1,0 +1,680 @@
+// Host-side harness of the scan track (chapters 16-18): what the three chapters
+// share, and the whole program of chapter 16 around its version table.
+//
+//   element<T>(seed, i), fill<T>       the inputs: any 32-bit integer, or chapter 06's floats
+//   for_each_piece(d, n, body)         a device array back on the host, a piece at a time
+//   measure(opt, name, n, bytes, ...)  the protocol of every row: poison, run, check,
+//                                      time, check the last timed result again
+//   check_scan<T>(...)                 a scan against its reference, computed on all cores
+//                                      straight from the generator (no host copy of x)
+//   run_scan_chapter(argc, argv, ch)   chapter 16: --verify-only, or CUB, the CPU and every
+//                                      step at 2^28, the tile sweep, 2^30, 2^20 and the census
+//
+// A scan launcher gets a ScanCall (the input, the output, the scratch it may use) and
+// returns how many tickets its kernels must draw from the counter at state[0]; the
+// harness zeroes nothing itself and checks, after every run, that exactly that many
+// were drawn (a kernel that numbers its tiles by blockIdx.x draws none).
+//
+// CUDA only (it includes CUB): include it from .cu files.
+#pragma once
+
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "common/check.h"
+#include "common/cli.h"
+#include "common/cuda_utils.cuh"
+#include "common/data.h"
+#include "common/device.h"
+#include "common/gpu_timer.h"
+#include "common/parallel.h"
+#include "common/report.h"
+#include "common/verify.h"
+
+namespace sw::scan {
+
+constexpr int64_t kDefaultN = int64_t{1} << 28;  // 1 GiB of 4-byte elements, far beyond any L2
+constexpr int64_t kBigN = int64_t{1} << 30;      // the goals' second size
+constexpr int64_t kLatencyN = int64_t{1} << 20;  // where launches, not bytes, dominate
+constexpr int kSlowReps = 3;                     // the chained scan runs at tens of GB/s
+constexpr int kSweepReps = 10;                   // a sweep's points: fewer timed runs
+constexpr int kBackToBackCalls = 10;             // the 2^20 rows: calls per timed run, back to back
+constexpr int kSlowWarmup = 1;
+constexpr int kCensusRuns = 20;                  // runs compared digest by digest (f32)
+constexpr int kSlowCensusRuns = 5;
+constexpr int64_t kMinTile = 32;                 // the smallest tile: --block 32 --tile-rows 1, one element a lane
+constexpr int64_t kChunk = int64_t{1} << 16;     // elements per work item of the host checks
+constexpr int64_t kPiece = int64_t{1} << 23;     // elements copied back to the host at a time
+static_assert(kPiece % kChunk == 0, "pieces hold whole chunks");
+constexpr int64_t kTinyTileMaxN = 1000003;       // the full sweep's extra tiles stop at this size
+constexpr int kCpuWarmup = 1, kCpuReps = 2;      // chapter 01's: a CPU run takes up to a second
+constexpr double kFitFraction = 0.95;            // of the free memory, as require_fits allows
+const char* const kLatencyProblem = "scan-latency";
+
+// Tiny, around warp and tile sizes, odd, a prime near 1e6, and just past 2^24 (with
+// a 4096-element tile its last tile is partial).
+inline std::vector<int64_t> verify_sizes() {
+  return {1, 2, 31, 32, 33, 127, 129, 1000, 4095, 4096, 4097, 65537, 1000003, (int64_t{1} << 24) + 1};
+}
+// --verify-only --large: past 2^31 (a signed 32-bit index wraps) and past 2^32.
+inline std::vector<int64_t> large_sizes() { return {(int64_t{1} << 31) + 17, (int64_t{1} << 32) + 5}; }
+
+// --- the inputs -----------------------------------------------------------------------------
+
+// Element i of the input: any 32-bit integer (u32: the sums wrap, so the check is
+// exact) or chapter 06's floats (mixed signs and magnitudes, never zero).
+template <class T>
+SW_HD inline T element(uint64_t seed, uint64_t i) {
+  if constexpr (std::is_same_v<T, float>) return float_value(seed, i);
+  else return static_cast<uint32_t>(random_bits(seed, i) >> 32);  // int_value's bits
+}
+template <class T>
+void fill(T* d, int64_t n, uint64_t seed) {
+  if constexpr (std::is_same_v<T, float>) fill_floats(d, n, seed);
+  else fill_ints(reinterpret_cast<int32_t*>(d), n, seed);
+}
+template <class T>
+const char* type_name() {
+  return std::is_same_v<T, float> ? "f32" : "u32";
+}
+
+// Calls body(host, first, count) for consecutive pieces of d[0, n), each copied into
+// a pinned staging buffer (kept for the process). Pieces hold whole kChunks.
+template <class T, class Body>
+void for_each_piece(const T* d, int64_t n, Body&& body) {
+  static PinnedBuffer<unsigned long long> stage(kPiece);  // 8 bytes per element at most
+  static_assert(sizeof(T) <= sizeof(unsigned long long), "the staging buffer holds 8-byte elements");
+  for (int64_t first = 0; first < n; first += kPiece) {
+    const int64_t count = std::min(kPiece, n - first);
+    CUDA_CHECK(cudaMemcpy(stage.get(), d + first, static_cast<size_t>(count) * sizeof(T), cudaMemcpyDeviceToHost));
+    body(reinterpret_cast<const T*>(stage.get()), first, count);
+  }
+}
+
+// --- the protocol of every row ---------------------------------------------------------------
+
+// One check's outcome: its detail names the first wrong element ("out[7]: got 3, want 4").
+struct Verdict {
+  bool ok = true;
+  std::string detail;
+  double rel_error = 0;  // f32 scans: the largest |got - want| / sum|x| of any element
+};
+
+// The reps of a slow step, and of a sweep's points.
+inline CommonOptions slow_options(CommonOptions opt) {
+  opt.reps = std::min(opt.reps, kSlowReps);
+  opt.warmup = std::min(opt.warmup, kSlowWarmup);
+  return opt;
+}
+inline CommonOptions sweep_options(CommonOptions opt) {
+  opt.reps = std::min(opt.reps, kSweepReps);
+  return opt;
+}
+
+// How a row's calls are timed: each alone (the stream drains between runs, so a
+// run includes the launch latency), or kBackToBackCalls in a row between one pair
+// of events (chapter 06's back-to-back mode), the row's time divided by them.
+enum class Calls { kAlone, kBackToBack };
+inline int calls_per_run(Calls c) { return c == Calls::kBackToBack ? kBackToBackCalls : 1; }
+inline Timing per_call(Timing t, int calls) {
+  t.ms_median /= calls;
+  t.ms_min /= calls;
+  return t;
+}
+
+// Poison the outputs, run once, check; time `run`; check the last timed result
+// again. A failed check prints its detail as a note. The row has role "step".
+template <class Run, class Poison, class Verify>
+Result measure(Report& report, const CommonOptions& opt, const std::string& name, int64_t n, double bytes, Run&& run,
+               Poison&& poison, Verify&& verify) {
+  poison();
+  run();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const Verdict first = verify();
+  const Timing t = time_gpu(opt, run);
+  const Verdict last = verify();
+  if (!first.ok) report.note(name + ": " + first.detail);
+  else if (!last.ok) report.note(name + " (last timed run): " + last.detail);
+  Result r{name, n, bytes, t, first.ok && last.ok};
+  if (last.rel_error > 0) r.extra["rel_error"] = last.rel_error;
+  return r;
+}
+
+// Tracks the first few mismatches of a check that runs on many host threads.
+class Mismatches {
+ public:
+  void add(int64_t i, const std::string& what) {
+    std::lock_guard<std::mutex> lock(m_);
+    ++count_;
+    if (first_ < 0 || i < first_) first_ = i, what_ = what;
+  }
+  void error(double e) {
+    std::lock_guard<std::mutex> lock(m_);
+    worst_ = std::max(worst_, e);
+  }
+  Verdict verdict() const {
+    Verdict v{count_ == 0, what_, worst_};
+    if (count_ > 1) v.detail += " (" + std::to_string(count_) + " elements wrong)";
+    return v;
+  }
+
+ private:
+  std::mutex m_;
+  int64_t count_ = 0, first_ = -1;
+  std::string what_;
+  double worst_ = 0;
+};
+
+// "out[7]: got 3, want 4" for integers, with 9 digits for floats.
+template <class T>
+std::string got_want(const char* what, int64_t i, T got, double want) {
+  char buf[160];
+  if constexpr (std::is_same_v<T, float>)
+    std::snprintf(buf, sizeof buf, "%s[%lld]: got %.9g, want %.9g", what, static_cast<long long>(i), got, want);
+  else
+    std::snprintf(buf, sizeof buf, "%s[%lld]: got %llu, want %.0f", what, static_cast<long long>(i),
+                  static_cast<unsigned long long>(got), want);
+  return buf;
+}
+
+// A single-pass kernel numbers its tiles by tickets from the counter at state[0],
+// zeroed by its launcher: after a run the counter must hold one ticket per tile.
+inline Verdict tickets_drawn(const unsigned long long* state, int64_t tickets) {
+  const unsigned long long drawn = tickets > 0 ? read(state) : 0;
+  if (drawn == static_cast<unsigned long long>(tickets)) return {};
+  return {false, "tickets: " + std::to_string(drawn) + " drawn from the counter, " + std::to_string(tickets) +
+                     " tiles: every tile must take its index from the ticket counter"};
+}
+
+// --- checking a scan ----------------------------------------------------------------------------
+
+// A scan of element<T>(seed, ...) over [0, n) against its reference, piece by piece
+// (pieces(body) calls body(host, first, count), as for_each_piece does). The reference
+// runs on all cores: chunk sums, their prefix, then each chunk again from its prefix.
+// u32: exact, wrapping modulo 2^32. f32: the bound of a float sum of depth
+// min(depth, terms) over the terms the element adds (float_sum_bound; the reference
+// is in double); an exclusive out[0] must be exactly 0.
+template <class T, class Pieces>
+Verdict check_scan_pieces(Pieces&& pieces, int64_t n, uint64_t seed, bool inclusive, int64_t depth) {
+  using Sum = std::conditional_t<std::is_same_v<T, float>, double, uint32_t>;
+  const int64_t chunks = ceil_div(n, kChunk);
+  std::vector<Sum> start(chunks + 1, Sum{});
+  std::vector<double> abs_start(chunks + 1, 0.0);
+  parallel_for(chunks, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      Sum s{};
+      double a = 0;
+      for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
+        const T x = element<T>(seed, i);
+        s += x;
+        a += std::fabs(static_cast<double>(x));
+      }
+      start[c + 1] = s;
+      abs_start[c + 1] = a;
+    }
+  }, /*grain=*/1);
+  for (int64_t c = 0; c < chunks; ++c) start[c + 1] += start[c], abs_start[c + 1] += abs_start[c];
+  Mismatches bad;
+  pieces([&](const T* got, int64_t first, int64_t count) {
+    parallel_for(ceil_div(count, kChunk), [&](int64_t b, int64_t e) {
+      for (int64_t c = first / kChunk + b; c < first / kChunk + e; ++c) {
+        Sum run = start[c];
+        double abs = abs_start[c];
+        for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
+          const T x = element<T>(seed, i), g = got[i - first];
+          const Sum next = run + x;
+          const Sum want = inclusive ? next : run;
+          const double abs_want = inclusive ? abs + std::fabs(static_cast<double>(x)) : abs;
+          if constexpr (std::is_same_v<T, float>) {
+            const int64_t terms = inclusive ? i + 1 : i;
+            const double err = std::fabs(static_cast<double>(g) - want);
+            if (!std::isfinite(g) || err > float_sum_bound(std::min(depth, terms), abs_want, terms))
+              bad.add(i, got_want("out", i, g, want));
+            else if (abs_want > 0)
+              bad.error(err / abs_want);
+          } else if (g != want) {
+            bad.add(i, got_want("out", i, g, static_cast<double>(want)));
+          }
+          run = next;
+          abs += std::fabs(static_cast<double>(x));
+        }
+      }
+    }, /*grain=*/1);
+  });
+  return bad.verdict();
+}
+
+template <class T>
+Verdict check_scan(const T* d_out, int64_t n, uint64_t seed, bool inclusive, int64_t depth) {
+  return check_scan_pieces<T>([&](auto&& body) { for_each_piece(d_out, n, body); }, n, seed, inclusive, depth);
+}
+
+// --- chapter 16: its version table --------------------------------------------------------------
+
+// What a launcher gets: one whole scan of in into out, on `stream`.
+template <class T>
+struct ScanCall {
+  const T* in;
+  T* out;
+  int64_t n;
+  bool inclusive;
+  int rows, block;           // the tile of the single-pass steps (--tile-rows, --block)
+  T* partials;               // ceil(n / 32) + 64 elements: block or tile sums (16-byte aligned)
+  unsigned long long* state; // ceil(n / kMinTile) + 1 words: the ticket, then one status word per tile
+  cudaStream_t stream;
+};
+template <class T>
+using ScanLaunch = int64_t (*)(const ScanCall<T>&);  // returns the tickets its kernels must draw
+
+enum : unsigned {
+  kSlow = 1,  // tens of GB/s: timed with kSlowReps, its census with kSlowCensusRuns
+  kTile = 2,  // a single-pass tile: --tile-rows and --block set it (and the checks vary them)
+  kVecTile = 4,  // with kTile: 16-byte loads (a lane holds 16 / sizeof(T) elements a row)
+  kTuned = 8,    // the step whose tile the default run sweeps, then uses the fastest
+  kGoal = 16,    // measured also exclusive, at 2^30 and at 2^20 (the goals' rows)
+};
+
+struct ScanStep {
+  const char* name;
+  ScanLaunch<uint32_t> u32;
+  ScanLaunch<float> f32;
+  int64_t (*depth)(int64_t n, int rows, int block);  // the float bound: additions an element passes through
+  unsigned traits = 0;
+  int rows = 0;  // its rows per warp when --tile-rows is not given (kTile steps)
+};
+
+template <class T>
+ScanLaunch<T> launcher(const ScanStep& s) {
+  if constexpr (std::is_same_v<T, float>) return s.f32;
+  else return s.u32;
+}
+
+// Where a step runs: rows and block of its tile (ignored by the other steps).
+struct Tile {
+  int rows = 0, block = 0;
+};
+
+// The chapter's tiles: what its kernels are compiled for and what the sweep tries.
+struct TileChoices {
+  std::vector<int> rows, blocks;  // --tile-rows and --block accept these
+  int block = 256;                // the block of every tile step without --block
+  std::vector<int> sweep_rows, sweep_blocks;
+};
+
+// --tile-rows and --block, with the chapter's choices; each stays "" unless given.
+inline void add_tile_options(Cli& cli, std::string* rows, std::string* block, const TileChoices& c) {
+  std::vector<std::string> r, b;
+  for (int v : c.rows) r.push_back(std::to_string(v));
+  for (int v : c.blocks) b.push_back(std::to_string(v));
+  cli.add_choice("--tile-rows", rows, r, "the single-pass steps' tile: rows of 32 lanes per warp");
+  cli.add_choice("--block", block, b, "the single-pass steps' tile: threads per block");
+}
+
+// A step's tile: --tile-rows and --block where given, else its own rows and the
+// chapter's block.
+inline Tile pick_tile(const std::string& rows, const std::string& block, int own_rows, const TileChoices& c) {
+  return {rows.empty() ? own_rows : std::stoi(rows), block.empty() ? c.block : std::stoi(block)};
+}
+
+// The input on the device, the output and the scratch of ScanCall.
+template <class T>
+struct ScanData {
+  int64_t n = 0;
+  uint64_t seed = 0;
+  uint64_t digest = 0;  // of the input as written
+  DeviceBuffer<T> in, out, partials;
+  DeviceBuffer<unsigned long long> state;
+
+  ScanData(int64_t count, uint64_t s) : n(count), seed(s) {
+    in.allocate(n);
+    out.allocate(n);
+    partials.allocate(ceil_div(n, 32) + 64);
+    state.allocate(ceil_div(n, kMinTile) + 1);
+    fill(in.get(), n, seed);
+    digest = device_digest(in.get(), in.bytes());
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  ScanCall<T> call(bool inclusive, Tile t, cudaStream_t stream = nullptr) const {
+    return {in.get(), out.get(), n, inclusive, t.rows, t.block, partials.get(), state.get(), stream};
+  }
+  void poison() const {
+    sw::poison(out.get(), out.bytes());
+    sw::poison(partials.get(), partials.bytes());
+    sw::poison(state.get(), state.bytes());  // the launcher must zero what it uses
+  }
+  // The output against the reference, the tickets drawn, and the input unchanged.
+  Verdict check(bool inclusive, int64_t depth, int64_t tickets) const {
+    Verdict v = check_scan(out.get(), n, seed, inclusive, depth);
+    if (v.ok) v = tickets_drawn(state.get(), tickets);
+    if (v.ok && device_digest(in.get(), in.bytes()) != digest) v = {false, "input changed: the step wrote into x"};
+    return v;
+  }
+};
+
+// Bytes every scan must move: the input read once, the output written once.
+template <class T>
+double scan_bytes(int64_t n) {
+  return 2.0 * sizeof(T) * static_cast<double>(n);
+}
+
+// Device memory a scan needs per element: ScanData's buffers (CUB's temporary
+// storage is far smaller than the slack of require_fits).
+template <class T>
+constexpr double kScanBytesPerElement = 2.0 * sizeof(T) + sizeof(T) / 32.0 + 8.0 / kMinTile;
+
+// "u32 inclusive": the rows' note (the library's row has the same one).
+template <class T>
+std::string scan_note(bool inclusive) {
+  return std::string(type_name<T>()) + (inclusive ? " inclusive" : " exclusive");
+}
+
+// " u32 inclusive n=1000 rows=4 block=256": what a PASS/FAIL line names.
+template <class T>
+std::string describe(const ScanStep& s, int64_t n, bool inclusive, Tile t) {
+  std::string d = " " + scan_note<T>(inclusive) + " n=" + std::to_string(n);
+  if (s.traits & kTile) d += " rows=" + std::to_string(t.rows) + " block=" + std::to_string(t.block);
+  return d;
+}
+
+// One checked run of a step: one PASS/FAIL line.
+template <class T>
+bool verify(Report& report, const ScanStep& s, const ScanData<T>& d, bool inclusive, Tile t) {
+  d.poison();
+  const int64_t tickets = launcher<T>(s)(d.call(inclusive, t));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const Verdict v = d.check(inclusive, s.depth(d.n, t.rows, t.block), tickets);
+  report.check(v.ok, s.name + describe<T>(s, d.n, inclusive, t), v.detail);
+  return v.ok;
+}
+
+// One step, measured: its row (extra rows, block, items where it has a tile).
+template <class T>
+Result measure_step(Report& report, const CommonOptions& opt, const ScanStep& s, const ScanData<T>& d, bool inclusive,
+                    Tile t, Calls calls = Calls::kAlone) {
+  int64_t tickets = 0;
+  const auto run = [&] {
+    for (int k = 0; k < calls_per_run(calls); ++k) tickets = launcher<T>(s)(d.call(inclusive, t));
+  };
+  const CommonOptions o = s.traits & kSlow ? slow_options(opt) : opt;
+  Result r = measure(
+      report, o, s.name, d.n, scan_bytes<T>(d.n), run, [&] { d.poison(); },
+      [&] { return d.check(inclusive, s.depth(d.n, t.rows, t.block), tickets); });
+  r.timing = per_call(r.timing, calls_per_run(calls));
+  r.note = scan_note<T>(inclusive);
+  if (s.traits & kTile) {
+    r.extra["tile_rows"] = t.rows;
+    r.extra["block"] = t.block;
+    r.extra["items"] = t.rows * ((s.traits & kVecTile) ? 16 / static_cast<int>(sizeof(T)) : 1);
+  }
+  return r;
+}
+
+// cub::DeviceScan::InclusiveSum / ExclusiveSum on a ScanData, its temporary storage
+// allocated here, outside any timing.
+template <class T>
+class CubScan {
+ public:
+  CubScan(const ScanData<T>& d, bool inclusive) : d_(d), inclusive_(inclusive) {
+    run(nullptr, nullptr);  // asks for the size only
+    temp_.allocate(static_cast<int64_t>(std::max<size_t>(bytes_, 1)));
+  }
+  void operator()(cudaStream_t stream = nullptr) const {
+    size_t bytes = bytes_;
+    run(temp_.get(), stream, &bytes);
+  }
+
+ private:
+  void run(void* temp, cudaStream_t stream, size_t* bytes = nullptr) const {
+    size_t& b = bytes ? *bytes : bytes_;
+    if (inclusive_) CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, b, d_.in.get(), d_.out.get(), d_.n, stream));
+    else CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, b, d_.in.get(), d_.out.get(), d_.n, stream));
+  }
+  const ScanData<T>& d_;
+  bool inclusive_;
+  mutable size_t bytes_ = 0;
+  DeviceBuffer<unsigned char> temp_;
+};
+
+// CUB's row, role "vendor". CUB does not document its order of additions; the float
+// bound assumes a look-back over tiles of at least 1024 elements.
+template <class T>
+Result measure_cub(Report& report, const CommonOptions& opt, const ScanData<T>& d, bool inclusive,
+                   Calls calls = Calls::kAlone) {
+  const CubScan<T> cub(d, inclusive);
+  const auto run = [&] {
+    for (int k = 0; k < calls_per_run(calls); ++k) cub();
+  };
+  const int64_t depth = 2 * ceil_div(d.n, 1024) + 128;
+  Result r = measure(
+      report, opt, "cub", d.n, scan_bytes<T>(d.n), run, [&] { d.poison(); },
+      [&] { return d.check(inclusive, depth, 0); });
+  r.timing = per_call(r.timing, calls_per_run(calls));
+  r.role = "vendor";
+  r.note = scan_note<T>(inclusive);
+  return r;
+}
+
+// How many different outputs (digests) `runs` runs give: 1 for a fixed order of additions.
+template <class T, class Launch>
+int census(const ScanData<T>& d, int runs, Launch&& launch) {
+  std::set<uint64_t> seen;
+  for (int k = 0; k < runs; ++k) {
+    d.poison();
+    launch();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    seen.insert(device_digest(d.out.get(), d.out.bytes()));
+  }
+  return static_cast<int>(seen.size());
+}
+
+// --- chapter 16's program ------------------------------------------------------------------------
+
+// The CPU baselines a chapter brings (chapter 01's style): one core ("lesson") and
+// every core ("cpu"); each writes the scan of `in` to `out` on the host.
+template <class T>
+using HostScan = void (*)(const T* in, T* out, int64_t n, bool inclusive);
+
+struct ScanChapter {
+  const char* program;  // "16_scan"
+  const char* summary;
+  const char* number;   // "16"
+  std::vector<ScanStep> steps;
+  HostScan<uint32_t> cpu_1core_u32, cpu_all_u32;
+  HostScan<float> cpu_1core_f32, cpu_all_f32;
+  TileChoices tiles;
+  std::function<void(Report&)> extra_checks;  // run by --verify-only (chapter 16: the status protocol)
+};
+
+struct ScanOptions {
+  int64_t n = kDefaultN;
+  std::string variant = "all", type = "all";
+  std::string rows, block;  // "": each step's own (and the sweep's best for the tuned step)
+  bool large = false;
+  TileChoices tiles;
+};
+
+// The tiles a step is checked on: its own (--tile-rows / --block where given), and in
+// the full sweep up to 1000003 elements also the tiny tile, whose many tiles work
+// the look-back hardest, and an odd one.
+inline std::vector<Tile> check_tiles(const ScanStep& s, const ScanOptions& o, int64_t n, bool full_sweep) {
+  if (!(s.traits & kTile)) return {Tile{}};
+  const Tile own = pick_tile(o.rows, o.block, s.rows, o.tiles);
+  if (!full_sweep || !o.rows.empty() || !o.block.empty() || n > kTinyTileMaxN) return {own};
+  return {own, Tile{1, 32}, Tile{2, 64}};
+}
+
+// Every step on one size of one type, inclusive and exclusive; with --large, u32
+// inclusive and f32 exclusive only (each check reads gigabytes back).
+template <class T>
+void verify_type(Report& report, const std::vector<ScanStep>& steps, const ScanOptions& o, int64_t n, uint64_t seed,
+                 bool full_sweep) {
+  const ScanData<T> d(n, seed);
+  for (const ScanStep& s : steps)
+    for (const Tile& t : check_tiles(s, o, n, full_sweep))
+      for (bool inclusive : {true, false})
+        if (!o.large || inclusive == std::is_same_v<T, uint32_t>) verify<T>(report, s, d, inclusive, t);
+}
+
+// A CPU baseline on the host copy of the input: its row, checked like the GPU's.
+template <class T>
+Result measure_host(const CommonOptions& opt, const char* name, const char* role, HostScan<T> scan, const T* in,
+                    T* out, int64_t n, uint64_t seed, int64_t threads) {
+  const Timing t = time_cpu(kCpuWarmup, std::min(opt.reps, kCpuReps), [&] { scan(in, out, n, true); });
+  const Verdict v = check_scan_pieces<T>([&](auto&& body) { body(out, int64_t{0}, n); }, n, seed, true, n);
+  Result r{name, n, scan_bytes<T>(n), t, v.ok, role};
+  r.note = scan_note<T>(true);
+  r.extra["threads"] = static_cast<double>(threads);
+  return r;
+}
+
+// The tuned step's tile: every rows x block of the sweep at n (rows "<step>-sweep",
+// role "sweep"), the fastest returned.
+template <class T>
+Tile sweep_tiles(Report& report, const CommonOptions& opt, const ScanStep& s, const ScanData<T>& d,
+                 const TileChoices& c) {
+  Tile best{s.rows, c.block};
+  double best_gbps = -1;
+  for (int rows : c.sweep_rows)
+    for (int block : c.sweep_blocks) {
+      Result r = measure_step<T>(report, sweep_options(opt), s, d, true, {rows, block});
+      r.variant = std::string(s.name) + "-sweep";
+      r.role = "sweep";
+      report.add(r);
+      const double g = gbps(r.bytes, r.timing.ms_median);
+      if (r.ok && g > best_gbps) best_gbps = g, best = {rows, block};
+    }
+  return best;
+}
+
+// Adds the census to an f32 row: how many different outputs kCensusRuns runs give.
+template <class T>
+void add_census(Report& report, Result& r, const ScanData<T>& d, int runs, const std::function<void()>& launch) {
+  if (!std::is_same_v<T, float>) return;
+  const int distinct = census(d, runs, launch);
+  r.extra["distinct_results"] = distinct;
+  r.extra["census_runs"] = runs;
+  report.note(r.variant + " f32: " + std::to_string(distinct) + " distinct output(s) in " + std::to_string(runs) +
+              " runs");
+}
+
+// The default run of one type at --n: CUB, the CPU baselines, the sweep of the
+// tuned step, every step (f32: with its census), then CUB and the kGoal steps
+// exclusive; then, with every step, CUB and the kGoal steps at 2^30 and at 2^20
+// (each call alone, and back to back: problem "scan-latency").
+template <class T>
+void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu, const std::vector<ScanStep>& steps,
+                const ScanOptions& o, HostScan<T> one_core, HostScan<T> all_cores) {
+  const bool every = o.variant == "all";
+  auto tile_of = [&](const ScanStep& s, Tile tuned) {
+    if (!(s.traits & kTile)) return Tile{};
+    Tile t = pick_tile(o.rows, o.block, s.rows, o.tiles);
+    if ((s.traits & kTuned) && o.rows.empty() && o.block.empty() && tuned.rows) t = tuned;
+    return t;
+  };
+  Tile tuned{};
+  {
+    const ScanData<T> d(o.n, opt.seed);
+    Result cub = measure_cub<T>(report, opt, d, true);
+    {
+      const CubScan<T> once(d, true);
+      add_census<T>(report, cub, d, kCensusRuns, [&] { once(); });
+    }
+    report.add(cub);
+    if (every) {
+      std::vector<T> in(static_cast<size_t>(o.n)), out(static_cast<size_t>(o.n));
+      parallel_for(o.n, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) in[i] = element<T>(opt.seed, i);
+      });
+      report.add(measure_host<T>(opt, "cpu-1core", "lesson", one_core, in.data(), out.data(), o.n, opt.seed, 1));
+      report.add(measure_host<T>(opt, "cpu-all-cores", "cpu", all_cores, in.data(), out.data(), o.n, opt.seed,
+                                 host_threads()));
+      for (const ScanStep& s : steps)
+        if ((s.traits & kTuned) && o.rows.empty() && o.block.empty()) tuned = sweep_tiles<T>(report, opt, s, d, o.tiles);
+    }
+    for (const ScanStep& s : steps) {
+      const Tile t = tile_of(s, tuned);
+      Result r = measure_step<T>(report, opt, s, d, true, t);
+      add_census<T>(report, r, d, s.traits & kSlow ? kSlowCensusRuns : kCensusRuns,
+                    [&] { launcher<T>(s)(d.call(true, t)); });
+      report.add(r);
+    }
+    report.add(measure_cub<T>(report, opt, d, false));
+    for (const ScanStep& s : steps)
+      if (s.traits & kGoal) report.add(measure_step<T>(report, opt, s, d, false, tile_of(s, tuned)));
+  }
+  if (!every) return;
+  const double need = kScanBytesPerElement<T> * static_cast<double>(kBigN);
+  if (fits_message("n", kBigN, kScanBytesPerElement<T>, 0, gpu.info.free_bytes * kFitFraction).empty()) {
+    const ScanData<T> d(kBigN, opt.seed);
+    report.add(measure_cub<T>(report, opt, d, true));
+    for (const ScanStep& s : steps)
+      if (s.traits & kGoal) report.add(measure_step<T>(report, opt, s, d, true, tile_of(s, tuned)));
+  } else {
+    report.note("no 2^30 rows: they need " + std::to_string(need / 1e9) + " GB of device memory");
+  }
+  const ScanData<T> d(kLatencyN, opt.seed);
+  for (Calls calls : {Calls::kAlone, Calls::kBackToBack}) {
+    std::vector<Result> rows = {measure_cub<T>(report, opt, d, true, calls)};
+    for (const ScanStep& s : steps)
+      if (s.traits & kGoal) rows.push_back(measure_step<T>(report, opt, s, d, true, tile_of(s, tuned), calls));
+    for (Result& r : rows) {
+      if (calls == Calls::kBackToBack) {
+        r.problem = kLatencyProblem;
+        r.note += " back-to-back";
+      }
+      report.add(r);
+    }
+  }
+}
+
+// The whole main of chapter 16: options; --verify-only (every step, type, mode and
+// tile on the awkward sizes, or on --n, or on --large's; then the chapter's extra
+// checks), or the default run of each type.
+inline int run_scan_chapter(int argc, char** argv, const ScanChapter& ch) {
+  ScanOptions o;
+  o.tiles = ch.tiles;
+  Cli cli(ch.program, ch.summary);
+  cli.add_int("--n", &o.n, 1, kMaxElements, "elements to scan");
+  std::vector<std::string> names, variants = {"all"};
+  for (const ScanStep& s : ch.steps) names.push_back(s.name), variants.push_back(s.name);
+  cli.add_choice("--variant", &o.variant, variants, "the step(s) to run");
+  cli.add_choice("--type", &o.type, {"all", "u32", "f32"}, "the element type(s)");
+  add_tile_options(cli, &o.rows, &o.block, ch.tiles);
+  cli.add_flag("--large", &o.large, "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
+  cli.set_steps(names);
+  const CommonOptions opt = cli.parse_or_exit(argc, argv);
+  const Gpu gpu = start_gpu(opt);
+  Report report(opt, gpu.copy_gbps, ch.number, "scan");
+  std::vector<ScanStep> steps;
+  for (const ScanStep& s : ch.steps)
+    if (o.variant == "all" || o.variant == s.name) steps.push_back(s);
+  const bool u32 = o.type != "f32", f32 = o.type != "u32";
+  if (opt.verify_only) {
+    const bool n_given = cli.was_given("--n");
+    const std::vector<int64_t> sizes = o.large ? large_sizes() : n_given ? std::vector<int64_t>{o.n} : verify_sizes();
+    require_fits(gpu, o.large ? "--large" : "--n", *std::max_element(sizes.begin(), sizes.end()),
+                 kScanBytesPerElement<float>);
+    for (int64_t n : sizes) {
+      if (u32) verify_type<uint32_t>(report, steps, o, n, opt.seed, !o.large && !n_given);
+      if (f32) verify_type<float>(report, steps, o, n, opt.seed, !o.large && !n_given);
+    }
+    if (!o.large && ch.extra_checks) ch.extra_checks(report);
+    return report.exit_code();
+  }
+  require_fits(gpu, "--n", o.n, kScanBytesPerElement<float>);
+  if (u32) bench_type<uint32_t>(report, opt, gpu, steps, o, ch.cpu_1core_u32, ch.cpu_all_u32);
+  if (f32) bench_type<float>(report, opt, gpu, steps, o, ch.cpu_1core_f32, ch.cpu_all_f32);
+  return report.exit_code();
+}
+
+}  // namespace sw::scan
