@@ -198,7 +198,9 @@ int main(int argc, char** argv) {
   const sw::Gpu gpu = sw::start_gpu(opt);
   sw::Report report(opt, gpu.copy_gbps, "15", "histogram");
   ch15::Context c{opt, report, o.variant};
-  if (!ch15::has_clusters()) report.note(ch15::no_clusters_note());
+  std::string why;
+  if (!ch15::has_clusters(&why))
+    for (const char* step : {"cluster-dsmem", "cluster-packed16"}) report.skip(step, why);
   if (opt.verify_only) return ch15::verify(c, gpu, o.large);
   const bool one_input = cli.was_given("--bins") || cli.was_given("--dist") ||
                          cli.was_given("--value") || cli.was_given("--p");

@@ -17,16 +17,10 @@
 
 namespace ch15 {
 
-// Whether this GPU has thread block clusters: without them the cluster steps fit no
-// job, so they are skipped (main prints no_clusters_note once) and never launched.
-inline bool has_clusters() { return sw::cc_major() >= 9; }
-inline std::string no_clusters_note() {
-  return "cluster-dsmem and cluster-packed16 skipped: thread block clusters need compute "
-         "capability 9.0, "
-         "this GPU has " +
-         std::to_string(sw::cc_major()) + "." +
-         std::to_string(sw::device_attribute<cudaDevAttrComputeCapabilityMinor>());
-}
+// Whether this GPU has thread block clusters (an emulated one may not): without them
+// the cluster steps fit no job, so they are never launched, and main reports each
+// as skipped with the reason.
+inline bool has_clusters(std::string* why = nullptr) { return sw::has_feature(sw::Feature::kClusters, why); }
 
 // =========================================================================================
 // A cluster of k blocks splits the bins into k slices, one per block; every value is
