@@ -64,7 +64,7 @@ struct GradedTiming {
 
 // A host-to-idle time longer than the events' by more than this (plus kGapShare of
 // the event time) means work the events did not see: another stream, a host thread.
-constexpr double kGapFloorMs = 0.05;
+constexpr double kGapFloorMs = 0.1;
 constexpr double kGapShare = 0.1;
 
 // The seed of graded call k: new input contents for every call.

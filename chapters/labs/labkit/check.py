@@ -110,7 +110,7 @@ def lattice(task):
                   (1025, 1), (1024, 1024), (1023, 1025)]
         return [(["--rows", str(r), "--cols", str(c)],
                  {"tail": r % u != 0 or c % u != 0, "multi": r > u or c > u}) for r, c in shapes]
-    sizes = sorted({1, 31, 32, 33, u - 1, u, u + 1, 2 * u, 4 * u + 1, 1 << 20, (1 << 20) + 1, 1000003} - {0})
+    sizes = sorted({1, 31, 32, 33, u - 1, u, u + 1, 2 * u, 4 * u + 1, 1 << 20, 1000003} - {0})
     if task.min_size > 1:
         sizes = [n for n in sizes if n >= task.min_size]
     return [([task.size, str(n)], {"tail": n % u != 0, "multi": n > u}) for n in sizes]
@@ -168,6 +168,11 @@ def classify(task, exes, settings):
     if not passing:
         return "fails at every size"
     return "fails at " + "; ".join(" ".join(a) for a, _ in failing[:4])
+
+
+def failing_programs(exes, outcomes, sweep):
+    """The programs whose sweep failed (the lattice need not rerun the others)."""
+    return [(c, exe) for (c, exe), (_, st, _) in zip(exes, outcomes[:len(sweep)]) if st != "PASS"]
 
 
 def tail_of(task, args):
@@ -319,7 +324,7 @@ def check_task(task, root, exe_of, settings, built=None):
             res.diagnosis = (f"differs between repeats of one size ({' '.join(waves_args(task))}, seed "
                              f"{settings.seed}): a race")
         elif res.status == "FAIL" and not size:
-            res.diagnosis = classify(task, exes, settings)
+            res.diagnosis = classify(task, failing_programs(exes, outcomes, sweep) or exes, settings)
         return res
     # 5. hidden seeds and sizes; never printed beyond their counts
     if settings.hidden:
