@@ -125,7 +125,7 @@ def plant(track, dest):
                     expected[name][t.id] = {"status": "PASS"}
                 if t.id in p and getattr(p[t.id], "without", None):
                     e = p[t.id]
-                    again = f"{name}--without-{'-'.join(e.without)}"
+                    again = f"{name}--{t.id}--without-{'-'.join(e.without)}"
                     shutil.copytree(dest / name, dest / again)
                     expected[again] = {t.id: {"status": e.expect_without, "says": e.says_without,
                                               "mistake": f"{e.name} (without {', '.join(e.without)})"}}
