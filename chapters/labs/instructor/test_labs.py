@@ -232,6 +232,13 @@ def check_edits(track, copy):
            + "\n".join("        " + line for line in r.stdout.splitlines()[-4:]))
 
 
+def catalogue_documented():
+    readme = (ROOT / "docs" / "labs" / "README.md").read_text()
+    missing = [c.cls for c in X.classes() if f"| {c.cls} |" not in readme]
+    expect(len(X.classes()) >= 25 and not missing,
+           f"the {len(X.classes())} exploit classes are at least 25, each in docs/labs/README.md's table {missing[:3]}")
+
+
 def grader_on_standin(tmp):
     work = tmp / "selftest"
     hidden = tmp / "hidden.json"

@@ -12,6 +12,7 @@ on every submission.
 
 Each stage stops the task at its first failure; the result says which and why.
 """
+import concurrent.futures
 import json
 import re
 import shutil
@@ -142,19 +143,28 @@ def same_failure(a, b):
     return True
 
 
+def side_by_side(fn, items, workers=4):
+    """fn over items, a few at a time: the runs are separate processes, and the GPU
+    takes several at once (nothing here is timed)."""
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fn, items))
+
+
 def classify(task, exes, settings):
     """Reruns a failing task on the size lattice and names the class of the bug."""
     seed = ["--seed", str(settings.seed)]
-    results = []
-    for args, tags in lattice(task):
-        ok = all(verdict(run_checks(exe, seed + c.args + args, settings), c.steps)[0] == "PASS" for c, exe in exes)
-        results.append((args, tags, ok))
+    results = side_by_side(
+        lambda point: (point[0], point[1],
+                       all(verdict(run_checks(exe, seed + c.args + point[0], settings), c.steps)[0] == "PASS"
+                           for c, exe in exes)),
+        lattice(task))
     failing = [(a, t) for a, t, ok in results if not ok]
     if not failing:
         return "passes on the lattice; fails only on the chapter's own sizes or seeds"
     a0 = failing[0][0]
-    seen = [[line for c, exe in exes for line in verdict(run_checks(exe, seed + c.args + a0, settings), c.steps)[3]]
-            for _ in range(4)]  # the same run again: a different answer is a race
+    seen = side_by_side(lambda _: [line for c, exe in exes
+                                   for line in verdict(run_checks(exe, seed + c.args + a0, settings), c.steps)[3]],
+                        range(4))  # the same run again: a different answer is a race
     if any(not same_failure(seen[0], other) for other in seen[1:]):
         return f"differs between repeats of one size ({' '.join(a0)}): a race"
     if all(verdict(run_checks(exe, seed + c.args + a0, settings, env={"STEPWISE_POISON": "zero"}), c.steps)[0] == "PASS"
@@ -208,21 +218,21 @@ def sanitize(task, exes, settings):
     if not san:
         return "SANITIZER_UNAVAILABLE", "compute-sanitizer was not found"
     tools = ["memcheck"] + (["racecheck", "synccheck"] if task.races else []) + (["initcheck"] if task.initcheck else [])
-    for tool in tools:
-        for c, exe in exes:
-            r = run([san, "--tool", tool, "--error-exitcode", "7", "--print-limit", "5"] + exe +
-                    ["--verify-only", "--json", "--seed", str(settings.seed)] + c.args + task.small,
-                    SANITIZER_TIMEOUT, sandbox=settings.sandbox)
-            if r.timed_out:
-                return "TIMEOUT", f"{tool} did not finish within {SANITIZER_TIMEOUT} s"
-            if "Device not supported" in r.out or ("Unable to" in r.out and "sanitiz" in r.out.lower()):
-                return "SANITIZER_UNAVAILABLE", f"{tool}: {first_line(r.out, 'Device not supported', 'Unable to')}"
-            if r.code == 7:
-                return "SANITIZER", f"{tool}: {first_line(r.out, '=========  ', 'Invalid', 'Race', 'Barrier', 'Uninitialized')}"
-            if r.code == EXIT_SKIP:
-                return "SKIP", "no GPU"
-            if r.code != 0:
-                return "FAIL", f"under {tool} the program failed (exit code {r.code}): {first_line(r.out, 'FAIL', 'CUDA error')}"
+    runs = [(tool, c, exe) for tool in tools for c, exe in exes]
+    done = side_by_side(lambda x: run([san, "--tool", x[0], "--error-exitcode", "7", "--print-limit", "5"] + x[2] +
+                                      ["--verify-only", "--json", "--seed", str(settings.seed)] + x[1].args +
+                                      task.small, SANITIZER_TIMEOUT, sandbox=settings.sandbox), runs)
+    for (tool, c, exe), r in zip(runs, done):  # in order: the first tool that reports decides
+        if r.timed_out:
+            return "TIMEOUT", f"{tool} did not finish within {SANITIZER_TIMEOUT} s"
+        if "Device not supported" in r.out or ("Unable to" in r.out and "sanitiz" in r.out.lower()):
+            return "SANITIZER_UNAVAILABLE", f"{tool}: {first_line(r.out, 'Device not supported', 'Unable to')}"
+        if r.code == 7:
+            return "SANITIZER", f"{tool}: {first_line(r.out, '=========  ', 'Invalid', 'Race', 'Barrier', 'Uninitialized')}"
+        if r.code == EXIT_SKIP:
+            return "SKIP", "no GPU"
+        if r.code != 0:
+            return "FAIL", f"under {tool} the program failed (exit code {r.code}): {first_line(r.out, 'FAIL', 'CUDA error')}"
     return "PASS", "clean: " + ", ".join(tools)
 
 
@@ -307,15 +317,23 @@ def check_task(task, root, exe_of, settings, built=None):
     repeats = [] if size else [(c, exe, seed + c.args + waves_args(task))
                                for c, exe in exes for _ in range(RACE_REPEATS if task.races else 2)]
     outcomes = []
-    for k, (c, exe, args) in enumerate(sweep + repeats):
-        st, passed, total, bad = verdict(run_checks(exe, args, settings), c.steps)
+
+    def take(k, c, exe, args, verdict_):
+        st, passed, total, bad = verdict_
         res.public[0] += passed
         res.public[1] += total
         outcomes.append((k >= len(sweep), st, tuple(bad)))
         if st != "PASS" and res.status == "NOT_RUN":
             res.fail(st, "; ".join(bad), replay=" ".join([Path(exe[0]).name, "--verify-only"] + args))
-        if st != "PASS" and (k < len(sweep) or st in ("SKIP", "TIMEOUT", "CRASH")):
+        return st
+
+    for k, (c, exe, args) in enumerate(sweep):  # the sweep first: stop at its first failure
+        if take(k, c, exe, args, verdict(run_checks(exe, args, settings), c.steps)) != "PASS":
             break
+    if res.status == "NOT_RUN" and repeats:  # then the repeats, side by side
+        done = side_by_side(lambda x: verdict(run_checks(x[1], x[2], settings), x[0].steps), repeats)
+        for k, ((c, exe, args), v) in enumerate(zip(repeats, done), len(sweep)):
+            take(k, c, exe, args, v)
     if res.status == "SKIP":
         return res
     if res.status != "NOT_RUN":
@@ -328,16 +346,17 @@ def check_task(task, root, exe_of, settings, built=None):
         return res
     # 5. hidden seeds and sizes; never printed beyond their counts
     if settings.hidden:
-        for hs in settings.hidden.get("seeds", []):
-            for extra in settings.hidden.get("cases", {}).get(task.id, [[]]):
-                for c, exe in exes:
-                    st, _, _, _ = verdict(run_checks(exe, ["--seed", str(hs)] + c.args + extra, settings), c.steps)
-                    res.hidden[1] += 1
-                    if st == "PASS":
-                        res.hidden[0] += 1
-                    else:
-                        cls = st.lower() if st != "FAIL" else ("tail" if extra and tail_of(task, extra) else "wrong")
-                        res.hidden_classes[cls] = res.hidden_classes.get(cls, 0) + 1
+        cases = [(hs, extra, c, exe) for hs in settings.hidden.get("seeds", [])
+                 for extra in settings.hidden.get("cases", {}).get(task.id, [[]]) for c, exe in exes]
+        done = side_by_side(lambda x: verdict(run_checks(x[3], ["--seed", str(x[0])] + x[2].args + x[1], settings),
+                                              x[2].steps)[0], cases)
+        for (hs, extra, c, exe), st in zip(cases, done):
+            res.hidden[1] += 1
+            if st == "PASS":
+                res.hidden[0] += 1
+            else:
+                cls = st.lower() if st != "FAIL" else ("tail" if extra and tail_of(task, extra) else "wrong")
+                res.hidden_classes[cls] = res.hidden_classes.get(cls, 0) + 1
         if res.hidden[0] < res.hidden[1]:
             return res.fail("FAIL", f"hidden cases: {res.hidden[0]} of {res.hidden[1]} passed")
     # 6. the sanitizers at a small size
