@@ -141,18 +141,22 @@ def _statement_end(toks, k):
         while j < len(toks) and toks[j].line == line:
             j += 1
         return j
-    depth = 0
-    j = k
-    while j < len(toks):
+    ends = _top_level(toks, k, len(toks), ";")
+    return ends[0] + 1 if ends else len(toks)
+
+
+def _top_level(toks, lo, hi, sep):
+    """Indices of the `sep` tokens in toks[lo:hi] outside any bracket opened there."""
+    out, depth = [], 0
+    for j in range(lo, hi):
         x = toks[j].text
         if x in "({[":
             depth += 1
         elif x in ")}]":
             depth -= 1
-        elif x == ";" and depth == 0:
-            return j + 1
-        j += 1
-    return j
+        elif x == sep and depth == 0:
+            out.append(j)
+    return out
 
 
 @dataclass
@@ -313,16 +317,10 @@ def _barrier_hints(view, toks, lo, hi, taint, ctrl):
 def _args(toks, k):
     """[(start, end)] token spans of the arguments of the call whose '(' is toks[k]."""
     close = _match(toks, k)
-    spans, start, depth = [], k + 1, 0
-    for j in range(k + 1, close):
-        x = toks[j].text
-        if x in "([{":
-            depth += 1
-        elif x in ")]}":
-            depth -= 1
-        elif x == "," and depth == 0:
-            spans.append((start, j))
-            start = j + 1
+    spans, start = [], k + 1
+    for j in _top_level(toks, k + 1, close, ","):
+        spans.append((start, j))
+        start = j + 1
     spans.append((start, close))
     return spans
 
