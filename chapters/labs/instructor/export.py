@@ -58,8 +58,8 @@ def keep_in_copy(path, track):
     """Whether a repository file belongs in the student copy of `track` (the docs'
     plots and evidence are added later, where a shipped doc shows them)."""
     numbers = track_numbers(track) | {"00", "01"}
-    if path.startswith((INSTRUCTOR + "/", ".ci/", "notebooks/")) or path in ("README.md",):
-        return False
+    if path.startswith((INSTRUCTOR + "/", ".ci/", "notebooks/", "common/tests/")) or path in ("README.md",):
+        return False  # the instructor's tools, CI, the notebook and the harness's own unit tests
     if path == "docs/instructor_answers.md" or path.startswith(("docs/plots/", "docs/evidence/")):
         return False
     if path.startswith("docs/results/"):
