@@ -28,6 +28,7 @@ sys.path.insert(0, str(LABS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tasks as T  # noqa: E402
 from labkit import regions  # noqa: E402
+from labkit.runner import Sandbox  # noqa: E402
 
 import exploits  # noqa: E402
 import grade  # noqa: E402
@@ -112,6 +113,9 @@ def plant(track, dest):
                 expected["partial"][req] = {"status": "NOT_IMPLEMENTED"}
             expected["partial"][t.id] = {"status": "NOT_RUN", "mistake": "needs a stub"}
     passes = []
+    box = Sandbox()
+    if not box.available:
+        print(f"the sandbox is not available here ({box.why}): the exploits it stops are graded as without it")
     for kind, catalogue in (("mistakes", mistakes.MISTAKES), ("exploits", exploits.EXPLOITS)):
         for k, p in enumerate(pack(track, catalogue), 1):
             name = f"{kind}-{k}"
@@ -120,10 +124,14 @@ def plant(track, dest):
             for t in tasks:
                 if t.id in p:
                     apply(dest / name, t, p[t.id])
-                    expected[name][t.id] = {"status": p[t.id].expect, "says": p[t.id].says, "mistake": p[t.id].name}
+                    e = p[t.id]
+                    sandboxed = "sandbox" in getattr(e, "without", []) and not box.available
+                    expected[name][t.id] = {"status": e.expect_without if sandboxed else e.expect,
+                                            "says": e.says_without if sandboxed else e.says, "mistake": e.name}
                 else:
                     expected[name][t.id] = {"status": "PASS"}
-                if t.id in p and getattr(p[t.id], "without", None):
+                if t.id in p and getattr(p[t.id], "without", None) and not (
+                        "sandbox" in p[t.id].without and not box.available):
                     e = p[t.id]
                     again = f"{name}--{t.id}--without-{'-'.join(e.without)}"
                     shutil.copytree(dest / name, dest / again)
