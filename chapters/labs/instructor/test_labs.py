@@ -173,6 +173,18 @@ def check_static(track, tmp):
     shutil.rmtree(ref)
 
 
+def copy_setup(tmp):
+    """The meson options of a copy's build, and ccache where it is installed: the
+    copies share common/, chapter 00 and chapter 01, which then compile once."""
+    nvcc = shutil.which("nvcc")
+    if not shutil.which("ccache") or not nvcc:
+        return COPY_SETUP, {}
+    native = tmp / "ccache-native.ini"
+    native.write_text(f"[binaries]\ncuda = ['ccache', '{nvcc}']\nc = ['ccache', 'cc']\ncpp = ['ccache', 'c++']\n")
+    env = {"CCACHE_DIR": str(tmp / "ccache"), "CCACHE_NOHASHDIR": "1", "CCACHE_BASEDIR": str(tmp)}
+    return COPY_SETUP + ["--native-file", str(native)], env
+
+
 def check_statuses(track, copy):
     tasks = T.track_tasks(track)
     r = lab(copy, "check")
@@ -183,11 +195,13 @@ def check_statuses(track, copy):
            f"{track}: in the fresh copy `check` says NOT_IMPLEMENTED for every task, names each source and its "
            f"SHA-256, and builds nothing ({st})")
     env = {"CUDA_VISIBLE_DEVICES": "", "REQUIRE_GPU": "0"}
-    r = subprocess.run(["meson", "setup", "build"] + COPY_SETUP, cwd=copy, capture_output=True, text=True)
+    options, cache = copy_setup(copy.parent)
+    r = subprocess.run(["meson", "setup", "build"] + options, cwd=copy, capture_output=True, text=True,
+                       env=dict(os.environ, **cache))
     expect(r.returncode == 0, f"{track}: meson setup in the copy" + ("" if r.returncode == 0 else r.stdout[-2000:]))
     results = lab_suite(copy, env, rebuild=False)
     expect(results and set(results) == {"SKIP"}, f"{track}: the fresh copy's lab tests skip ({results})")
-    r = subprocess.run(["ninja", "-C", "build"], cwd=copy, capture_output=True, text=True)
+    r = subprocess.run(["ninja", "-C", "build"], cwd=copy, capture_output=True, text=True, env=dict(os.environ, **cache))
     expect(r.returncode == 0, f"{track}: the student copy builds" + ("" if r.returncode == 0 else "\n" + r.stdout[-3000:]))
     results = lab_suite(copy, env, rebuild=False)
     expect(results and set(results) == {"SKIP"}, f"{track}: the built copy's lab tests skip too ({results})")
