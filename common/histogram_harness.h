@@ -24,7 +24,6 @@
 
 #include <sys/stat.h>
 
-#include <cub/device/device_histogram.cuh>
 
 #include <algorithm>
 #include <cerrno>
@@ -41,6 +40,7 @@
 
 #include "common/check.h"
 #include "common/cli.h"
+#include "common/cub_calls.h"
 #include "common/cuda_utils.cuh"
 #include "common/data.h"
 #include "common/device.h"
@@ -211,8 +211,7 @@ class CubHistogramEven {
 
  private:
   void call(void* temp, size_t& bytes, const T* in, int64_t n) {
-    CUDA_CHECK(cub::DeviceHistogram::HistogramEven(temp, bytes, in, counts_.get(), bins_ + 1, Level{0}, upper_,
-                                                   static_cast<int>(n)));
+    CUDA_CHECK(cub_histogram_even(temp, bytes, in, counts_.get(), bins_ + 1, Level{0}, upper_, static_cast<int>(n)));
   }
   DeviceBuffer<unsigned> counts_;
   DeviceBuffer<uint8_t> temp_;

@@ -23,7 +23,6 @@
 // CUDA only (it includes CUB): include it from .cu files.
 #pragma once
 
-#include <cub/device/device_reduce.cuh>
 
 #include <algorithm>
 #include <cmath>
@@ -39,6 +38,7 @@
 
 #include "common/check.h"
 #include "common/cli.h"
+#include "common/cub_calls.h"
 #include "common/cuda_utils.cuh"
 #include "common/data.h"
 #include "common/device.h"
@@ -493,10 +493,10 @@ inline Result time_launch(const CommonOptions& opt, const std::string& name, voi
 // items in sequence, then trees of fewer than 64 levels.
 inline Result measure_cub(const CommonOptions& opt, const Input& in, Mode mode = Mode::kAlone) {
   size_t temp_bytes = 0;
-  CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, in.x.get(), in.out.get(), in.n));
+  CUDA_CHECK(cub_sum(nullptr, temp_bytes, in.x.get(), in.out.get(), in.n));
   const DeviceBuffer<unsigned char> temp(static_cast<int64_t>(std::max<size_t>(temp_bytes, 1)));
   const auto call = [&](cudaStream_t stream) {
-    CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), temp_bytes, in.x.get(), in.out.get(), in.n, stream));
+    CUDA_CHECK(cub_sum(temp.get(), temp_bytes, in.x.get(), in.out.get(), in.n, stream));
   };
   const auto read = [&] { return static_cast<double>(sw::read(in.out.get())); };
   const int64_t depth = ceil_div(in.n, int64_t{128} * std::max(sm_count(), 1)) + 64;
@@ -572,9 +572,9 @@ inline void launch_never_writes(const Sum&) {}
 
 inline void launch_writes_input_tail(const Sum& s) {
   size_t temp_bytes = 0;
-  CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, s.x, s.out, s.n, s.stream));
+  CUDA_CHECK(cub_sum(nullptr, temp_bytes, s.x, s.out, s.n, s.stream));
   const DeviceBuffer<unsigned char> temp(static_cast<int64_t>(std::max<size_t>(temp_bytes, 1)));
-  CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), temp_bytes, s.x, s.out, s.n, s.stream));
+  CUDA_CHECK(cub_sum(temp.get(), temp_bytes, s.x, s.out, s.n, s.stream));
   negate_last<<<1, 1, 0, s.stream>>>(s.x, s.n);
   CHECK_LAUNCH();
 }
