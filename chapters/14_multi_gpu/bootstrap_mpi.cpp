@@ -1,6 +1,8 @@
 // Chapter 14, Part 3: --bootstrap mpi (see bootstrap.h), built only where meson found MPI.
 // MPI_Bcast carries the unique id, MPI_Allgather(v) the IPC handles; MPI's own launcher
 // (mpirun) started the ranks, and its rank and size must be the ones the variables say.
+#define OMPI_SKIP_MPICXX 1  // MPI's C interface only: no C++ bindings (deprecated, and noisy)
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
 #include <cstdint>
