@@ -38,6 +38,16 @@ int64_t add_blocks(int64_t wave, int64_t n) {
   return std::clamp<int64_t>(sw::ceil_div(sw::ceil_div(n, 4), kAddBlock), 1, wave);
 }
 
+// A copy from the previous GPU's memory: between two devices in one process; within this GPU's
+// context across processes (prev_gpu == gpu: an IPC mapping, read by this GPU's copy engine).
+void copy_from_prev(const RingView& r, float* dst, const float* src, size_t bytes,
+                    cudaStream_t stream) {
+  if (r.prev_gpu == r.gpu)
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+  else
+    CUDA_CHECK(cudaMemcpyPeerAsync(dst, r.gpu, src, r.prev_gpu, bytes, stream));
+}
+
 // naive-gather's sum on GPU 0: out = ((v[0] + v[1]) + v[2]) + ..., in a fixed order.
 struct Inputs {
   const float* v[kMaxGpus];
@@ -171,15 +181,14 @@ void ring_step(const RingView& r, int64_t n, int slices, bool peer_reads, int s,
     const float* theirs = (s == 0 ? r.prev_send : r.prev_recv) + slice.begin;
     if (!peer_reads) {  // a copy engine brings the slice over first
       float* local = r.staging + (slice.begin - chunk.begin);
-      CUDA_CHECK(cudaMemcpyPeerAsync(local, r.gpu, theirs, r.prev_gpu, bytes, stream));
+      copy_from_prev(r, local, theirs, bytes, stream);
       theirs = local;
     }
     ring_add<<<add_blocks(r.add_grid, slice.size()), kAddBlock, 0, stream>>>(
         r.send + slice.begin, theirs, r.recv + slice.begin, slice.size());
     CHECK_LAUNCH();
   } else {
-    CUDA_CHECK(cudaMemcpyPeerAsync(r.recv + slice.begin, r.gpu, r.prev_recv + slice.begin,
-                                   r.prev_gpu, bytes, stream));
+    copy_from_prev(r, r.recv + slice.begin, r.prev_recv + slice.begin, bytes, stream);
   }
 }
 

@@ -42,8 +42,10 @@ inline int ring_prev(int g, int count) { return (g + count - 1) % count; }
 // One GPU's place in the ring and the buffers it uses: its own, and the previous GPU's as this
 // GPU addresses them (peer pointers in one process; CUDA IPC mappings across processes).
 struct RingView {
-  int count = 0, pos = 0;     // GPUs in the ring, and this GPU's place
-  int gpu = 0, prev_gpu = 0;  // device numbers, as this process numbers them
+  int count = 0, pos = 0;  // GPUs in the ring, and this GPU's place
+  // Device numbers, as this process numbers them. Across processes prev_gpu is gpu: the
+  // previous GPU's memory is mapped into this one's context.
+  int gpu = 0, prev_gpu = 0;
   const float* send = nullptr;
   float* recv = nullptr;
   float* staging = nullptr;  // a chunk's room: the ring without peer loads copies here, then adds

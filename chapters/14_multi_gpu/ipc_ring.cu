@@ -117,8 +117,8 @@ std::string open_ipc_ring(Rank& rank, int64_t capacity, int max_slices, IpcRing*
   cudaFuncAttributes attributes;
   CUDA_CHECK(cudaFuncGetAttributes(&attributes, wait_for_step));
   CUDA_CHECK(cudaFuncGetAttributes(&attributes, finish_step));
-  // The mappings live in this rank's context: copies from them are copies within this GPU's
-  // context, whose copy engine reads the other GPU over NVLink.
+  // The mappings live in this rank's context (view.prev_gpu stays this GPU): copies from them
+  // are copies within it, whose copy engine reads the other GPU over NVLink.
   v.prev_send = open<float>(ring, all[prev].send);
   v.prev_recv = open<float>(ring, all[prev].recv);
   ring->prev_done = open<uint64_t>(ring, all[prev].done);
