@@ -46,6 +46,10 @@ struct Shard {
     size = n * (r + 1) / k - first;
     launch_fill(rank.device, x.get(), first, size, seed, Data::kRandom);
   }
+  void poison() {
+    sw::poison(sum.get(), sizeof(float));
+    sw::poison(total.get(), sizeof(float));
+  }
   // shard-nccl-allreduce: this rank's sum, then one all-reduce of one float.
   void launch(Rank& rank) {
     launch_gpu_sum(rank.streams[0], x.get(), size, per_sm, partials.get(), sum.get());
@@ -99,8 +103,7 @@ void verify_ranks(Rank& rank, sw::Report& report, uint64_t seed, IpcRing& v, boo
   Shard shard(rank, sums.back());
   for (int64_t n : sums) {
     shard.split(rank, n, seed);
-    sw::poison(shard.sum.get(), sizeof(float));
-    sw::poison(shard.total.get(), sizeof(float));
+    shard.poison();
     shard.launch(rank);
     rank.wait("shard-nccl-allreduce");
     check_all(rank, report, "shard-nccl-allreduce n=" + std::to_string(n) + " " + ranks,
@@ -151,6 +154,7 @@ void bench_ranks(Rank& rank, sw::Report& report, const sw::CommonOptions& opt, i
   // Part 1 across processes: the sharded sum at --n, and NCCL's all-reduce of one float alone.
   Shard shard(rank, n);
   shard.split(rank, n, seed);
+  shard.poison();
   shard.launch(rank);
   rank.wait("shard-nccl-allreduce");
   const Ref ref = reference(seed, 0, n);
@@ -173,6 +177,7 @@ void bench_ranks(Rank& rank, sw::Report& report, const sw::CommonOptions& opt, i
   scalar.problem = "sharded-sum-latency";
   scalar.note = ranks_text(rank);
   scalar.extra["ranks"] = k;
+  scalar.ok = ranks_wrong(rank, scalar.variant + " " + scalar.note, shard.check(rank, ref, n)) == 0;
   report.add(scalar);
 
   // Part 2 across processes: the all-reduce at Part 2's sizes; the GB/s column is busbw.
