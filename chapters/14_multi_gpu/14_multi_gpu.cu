@@ -53,6 +53,8 @@
 // Timing:        the host clock around the work and a cudaDeviceSynchronize of every GPU in
 //                use (CUDA events time one device); all-reduces of 64 MiB or less are timed
 //                10 calls back to back, per call. All-reduce rows put busbw in the GB/s column.
+//                Part 3: the same on each rank, its wait loop in place of the synchronize; the
+//                slowest rank's median.
 // NVLink multicast (NVLS) stays off: main() sets NCCL_NVLS_ENABLE=0 before NCCL starts.
 // Steps:         shard-host-combine, naive-gather, ring, ipc-ring
 // Run:           build/chapters/14_multi_gpu [--gpus K] [--n 2^31] [--shard 2^29] [--slices S]
