@@ -21,12 +21,31 @@
 //     nccl-allreduce ncclAllReduce (the vendor row)
 //                Problem "p2p": a 1 GiB cudaMemcpyPeerAsync between every pair of GPUs, one
 //                direction and both at once: the ceiling.
+//   Part 3 (--part 3): one process per GPU, as every multi-node program runs. A process is a
+//                rank: it reads rank, world size and local rank from torchrun's variables
+//                (RANK, WORLD_SIZE, LOCAL_RANK), Open MPI's (OMPI_COMM_WORLD_RANK, _SIZE,
+//                _LOCAL_RANK) or Slurm's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID), takes GPU
+//                LOCAL_RANK, and gets NCCL's unique id from rank 0 through a bootstrap
+//                (--bootstrap): tcp (rank 0 listens on MASTER_ADDR:MASTER_PORT), file:PATH (a
+//                file renamed into place) or mpi (MPI_Bcast, where meson found MPI). The same
+//                problems, across processes, on a nonblocking communicator:
+//     shard-nccl-allreduce  each rank sums its shard, then one ncclAllReduce of one float
+//     ipc-ring              Part 2's ring: each rank opens its predecessor's vectors from CUDA
+//                           IPC handles sent through the bootstrap; counters in GPU memory,
+//                           not events, order the steps of different processes
+//     nccl-allreduce        ncclAllReduce (the vendor row)
+//                Faults: a wait loop polls cudaStreamQuery and ncclCommGetAsyncError (never
+//                cudaStreamSynchronize); on an NCCL error or after --timeout it calls
+//                ncclCommAbort. Exit codes: 2 a bad environment, 3 the bootstrap gave up (a
+//                rank never came), 4 NCCL reported an error, 5 a wait passed --timeout.
 // Why faster:    K GPUs bring K memories: a shard sum is bound by DRAM bandwidth, so K GPUs sum
 //                K times the bytes in the same time, less the fixed costs of launching on K
 //                GPUs and combining K numbers. An all-reduce is bound by the links between
 //                GPUs: gathering on GPU 0 pushes all the data through GPU 0's link twice; a
 //                ring keeps every link busy in both directions at once, moving 2(K-1)/K of the
-//                vector per GPU whatever K is.
+//                vector per GPU whatever K is. Part 3 is not faster: it is what lets the
+//                same program span hosts, at the price of a bootstrap and of no shared
+//                address space (IPC handles, or NCCL's network path between hosts).
 // Bottleneck:    Part 1: DRAM bandwidth of each GPU (chapter 06), then the launch and combine
 //                latencies. Part 2: NVLink (or PCIe) bandwidth per GPU; the goal is NCCL's
 //                bus bandwidth (busbw = algbw x 2(K-1)/K, as nccl-tests defines it), which
@@ -34,13 +53,24 @@
 // Timing:        the host clock around the work and a cudaDeviceSynchronize of every GPU in
 //                use (CUDA events time one device); all-reduces of 64 MiB or less are timed
 //                10 calls back to back, per call. All-reduce rows put busbw in the GB/s column.
+//                Part 3: the same on each rank, its wait loop in place of the synchronize; the
+//                slowest rank's median.
 // NVLink multicast (NVLS) stays off: main() sets NCCL_NVLS_ENABLE=0 before NCCL starts.
-// Steps:         shard-host-combine, naive-gather, ring
+// Steps:         shard-host-combine, naive-gather, ring, ipc-ring
 // Run:           build/chapters/14_multi_gpu [--gpus K] [--n 2^31] [--shard 2^29] [--slices S]
-//                [--ring-reads peer|copy] [--verify-only] [--json]
+//                [--ring-reads peer|copy] [--part 1|2] [--verify-only] [--json]
+//                Part 3, K ranks (launch.py prefixes each line with its rank; --net forces
+//                NCCL's network path: NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_IB_DISABLE,
+//                NCCL_SOCKET_IFNAME=lo and a NCCL_HOSTID per rank):
+//                chapters/14_multi_gpu/launch.py --ranks K [--net] -- build/chapters/14_multi_gpu
+//                    --part 3 [--bootstrap tcp|file:PATH|mpi] [--timeout 30] [--verify-only]
+//                or: mpirun --allow-run-as-root -np K -x MASTER_ADDR=127.0.0.1 <the same>
+//                or: srun --ntasks=K --export=ALL,MASTER_ADDR=$(hostname) <the same>
 // Files:         this file (the options, main); machine.cu (streams, peers, communicators,
 //                the data); sharded_sum.cu (Part 1); all_reduce.cu (Part 2's steps) and
-//                all_reduce_bench.cu (its benchmark); multi_gpu_checks.cu (the checks).
+//                all_reduce_bench.cu (its benchmark); multi_gpu_checks.cu (the checks);
+//                Part 3: bootstrap*.cpp (the ranks, the id's journey), ranks.cu (a rank's
+//                life, the wait loop), ipc_ring.cu, ranks_problems.cu, launch.py.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -57,6 +87,7 @@
 #include "common/report.h"
 #include "machine.h"
 #include "multi_gpu_checks.h"
+#include "ranks.h"
 #include "sharded_sum.h"
 
 namespace ch14 {
@@ -72,6 +103,8 @@ struct Options {
   int64_t n = kDefaultN, shard = kDefaultShard;
   int gpus = 0, slices = 0;  // slices 0: the ring's sweep decides
   std::string ring_reads = "peer";
+  std::string part;   // "": Parts 1 and 2
+  RankOptions ranks;  // Part 3's own
 };
 
 sw::Cli make_cli(Options* o) {
@@ -86,11 +119,16 @@ sw::Cli make_cli(Options* o) {
       "ring: slices per chunk, each on a stream of its own (default: the best of its sweep)");
   cli.add_choice("--ring-reads", &o->ring_reads, {"peer", "copy"},
                  "ring: read the neighbour's memory directly (peer) or copy it over first (copy)");
+  cli.add_choice("--part", &o->part, {"1", "2", "3"},
+                 "one part only: 1 the sharded sum, 2 the all-reduce, 3 one process per GPU, "
+                 "started by launch.py, mpirun or srun; default Parts 1 and 2");
+  add_rank_options(cli, &o->ranks);
   std::vector<std::string> steps;
   for (const Step<Shards>& s : kSumSteps)
     if (std::string(s.role) == "step") steps.push_back(s.name);
   for (const Step<const Vectors>& s : kAllReduceSteps)
     if (std::string(s.role) == "step") steps.push_back(s.name);
+  steps.push_back("ipc-ring");  // Part 3's
   cli.set_steps(steps);
   return cli;
 }
@@ -132,23 +170,27 @@ int main(int argc, char** argv) {
   ch14::Options o;
   sw::Cli cli = ch14::make_cli(&o);
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
+  ch14::require_rank_options(o.ranks);  // exits 2 on a bad --bootstrap, whatever the part
+  if (o.part == "3") return ch14::run_ranks(opt, o.ranks, o.n, o.slices, o.ring_reads == "copy");
   const sw::Gpu gpu = sw::start_gpu(opt);
   int visible = 0;
   CUDA_CHECK(cudaGetDeviceCount(&visible));
   const int k = ch14::gpus_to_use(cli, o, visible);
-  if (!opt.verify_only) ch14::require_fits(gpu, o, k);
+  if (!opt.verify_only && o.part != "2") ch14::require_fits(gpu, o, k);
 
   ch14::Machine m;
   ch14::start_machine(m, k, std::max(o.slices, ch14::kSliceSweep.back()));
   sw::Report report(opt, gpu.copy_gbps, "14", "sharded-sum");
   report.note(ch14::describe(m, visible));
   const uint64_t seed = static_cast<uint64_t>(opt.seed);
+  const bool part1 = o.part != "2", part2 = o.part != "1";
   if (opt.verify_only) {
-    ch14::verify_sharded_sum(m, report, seed);
-    ch14::verify_all_reduce(m, report, seed);
+    if (part1) ch14::verify_sharded_sum(m, report, seed);
+    if (part2) ch14::verify_all_reduce(m, report, seed);
     return report.exit_code();
   }
-  ch14::bench_sharded_sum(m, report, opt, o.n, o.shard);
+  if (part1) ch14::bench_sharded_sum(m, report, opt, o.n, o.shard);
+  if (!part2) return report.exit_code();
   report.note(
       "all-reduce rows: the GB/s column is the bus bandwidth, busbw = algbw x 2(K-1)/K "
       "(nccl-tests)");

@@ -33,9 +33,19 @@ Range split(Range r, int64_t parts, int64_t p) {
 
 int wrap(int c, int count) { return ((c % count) + count) % count; }
 
-// The grid for n floats: one block per kAddBlock float4s, one full wave at most.
-int64_t add_blocks(const Vectors& v, int g, int64_t n) {
-  return std::clamp<int64_t>(sw::ceil_div(sw::ceil_div(n, 4), kAddBlock), 1, v.add_grid[g]);
+// The grid for n floats: one block per kAddBlock float4s, one full wave (`wave` blocks) at most.
+int64_t add_blocks(int64_t wave, int64_t n) {
+  return std::clamp<int64_t>(sw::ceil_div(sw::ceil_div(n, 4), kAddBlock), 1, wave);
+}
+
+// A copy from the previous GPU's memory: between two devices in one process; within this GPU's
+// context across processes (prev_gpu == gpu: an IPC mapping, read by this GPU's copy engine).
+void copy_from_prev(const RingView& r, float* dst, const float* src, size_t bytes,
+                    cudaStream_t stream) {
+  if (r.prev_gpu == r.gpu)
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+  else
+    CUDA_CHECK(cudaMemcpyPeerAsync(dst, r.gpu, src, r.prev_gpu, bytes, stream));
 }
 
 // naive-gather's sum on GPU 0: out = ((v[0] + v[1]) + v[2]) + ..., in a fixed order.
@@ -65,7 +75,8 @@ void launch_naive_gather(Machine& m, const Vectors& v) {
     CUDA_CHECK(cudaMemcpyPeerAsync(copy, 0, v.send[g].get(), g, bytes, stream));
     in.v[g] = copy;
   }
-  sum_gathered<<<add_blocks(v, 0, v.n), kAddBlock, 0, stream>>>(in, v.count, v.recv[0].get(), v.n);
+  sum_gathered<<<add_blocks(v.add_grid[0], v.n), kAddBlock, 0, stream>>>(in, v.count,
+                                                                         v.recv[0].get(), v.n);
   CHECK_LAUNCH();
   for (int g = 1; g < v.count; ++g)
     CUDA_CHECK(cudaMemcpyPeerAsync(v.recv[g].get(), g, v.recv[0].get(), 0, bytes, stream));
@@ -90,12 +101,24 @@ __global__ void __launch_bounds__(kAddBlock)
   if (first < n - 4 * n4) out[4 * n4 + first] = mine[4 * n4 + first] + theirs[4 * n4 + first];
 }
 
-// ring: around 0 -> 1 -> ... -> K-1 -> 0, every GPU pulling from the GPU before it.
-//   reduce-scatter, steps s = 0 .. K-2: GPU g adds the previous GPU's partial sum of chunk
-//     c = g-1-s into its own (at s = 0 both come from the inputs); after K-1 steps GPU g holds
-//     the full sum of chunk g+1.
-//   all-gather, steps t = 0 .. K-2: GPU g copies the finished chunk g-t from the previous GPU.
-// Each chunk is cut in v.slices slices; slice j runs on stream j of every GPU, and each step of
+// GPU g's view of the ring in one process: its buffers, and its predecessor's through peer
+// pointers.
+RingView ring_view(const Vectors& v, int g) {
+  RingView r;
+  r.count = v.count;
+  r.pos = r.gpu = g;
+  r.prev_gpu = ring_prev(g, v.count);
+  r.send = v.send[g].get();
+  r.recv = v.recv[g].get();
+  r.staging = v.staging[g].get();
+  r.prev_send = v.send[r.prev_gpu].get();
+  r.prev_recv = v.recv[r.prev_gpu].get();
+  r.add_grid = v.add_grid[g];
+  return r;
+}
+
+// ring: around 0 -> 1 -> ... -> K-1 -> 0, every GPU pulling from the GPU before it, one
+// ring_step per GPU, step and slice. Slice j runs on stream j of every GPU, and each step of
 // slice j waits (an event) only for the previous GPU's last step of slice j, so slices overlap.
 void launch_ring(Machine& m, const Vectors& v) {
   const int k = v.count;
@@ -109,36 +132,17 @@ void launch_ring(Machine& m, const Vectors& v) {
   for (int g = 0; g < k; ++g)
     for (int j = 0; j < v.slices; ++j)
       CUDA_CHECK(cudaStreamWaitEvent(m.stream[g][j], m.done[(g + 1) % k][j], 0));
-  for (int s = 0; s < 2 * (k - 1); ++s) {
-    const bool reduce = s < k - 1;
+  for (int s = 0; s < ring_steps(k); ++s) {
     if (s > 0)  // every wait on the previous step is queued before any GPU records this one
       for (int g = 0; g < k; ++g)
         for (int j = 0; j < v.slices; ++j)
           CUDA_CHECK(cudaStreamWaitEvent(m.stream[g][j], m.done[ring_prev(g, k)][j], 0));
     for (int g = 0; g < k; ++g) {
       CUDA_CHECK(cudaSetDevice(g));
-      const int prev = ring_prev(g, k);
-      const Range chunk =
-          split({0, v.n}, k, reduce ? wrap(g - 1 - s, k) : wrap(g - (s - (k - 1)), k));
+      const RingView r = ring_view(v, g);
       for (int j = 0; j < v.slices; ++j) {
-        cudaStream_t stream = m.stream[g][j];
-        const Range r = split(chunk, v.slices, j);
-        const size_t bytes = static_cast<size_t>(r.size()) * sizeof(float);
-        if (r.size() > 0 && reduce) {
-          const float* theirs = (s == 0 ? v.send : v.recv)[prev].get() + r.begin;
-          if (!v.peer_reads) {  // a copy engine brings the slice over first
-            float* local = v.staging[g].get() + (r.begin - chunk.begin);
-            CUDA_CHECK(cudaMemcpyPeerAsync(local, g, theirs, prev, bytes, stream));
-            theirs = local;
-          }
-          ring_add<<<add_blocks(v, g, r.size()), kAddBlock, 0, stream>>>(
-              v.send[g].get() + r.begin, theirs, v.recv[g].get() + r.begin, r.size());
-          CHECK_LAUNCH();
-        } else if (r.size() > 0) {
-          CUDA_CHECK(cudaMemcpyPeerAsync(v.recv[g].get() + r.begin, g, v.recv[prev].get() + r.begin,
-                                         prev, bytes, stream));
-        }
-        CUDA_CHECK(cudaEventRecord(m.done[g][j], stream));
+        ring_step(r, v.n, v.slices, v.peer_reads, s, j, m.stream[g][j]);
+        CUDA_CHECK(cudaEventRecord(m.done[g][j], m.stream[g][j]));
       }
     }
   }
@@ -156,6 +160,39 @@ void launch_nccl_allreduce(Machine& m, const Vectors& v) {
 }
 
 }  // namespace
+
+// The ring's steps, for every GPU at its place r.pos:
+//   reduce-scatter, steps s = 0 .. K-2: GPU g adds the previous GPU's partial sum of chunk
+//     c = g-1-s into its own (at s = 0 both come from the inputs); after K-1 steps GPU g holds
+//     the full sum of chunk g+1.
+//   all-gather, steps t = 0 .. K-2: GPU g copies the finished chunk g-t from the previous GPU.
+// Slice j of the chunk, on `stream` (the caller orders the steps).
+void ring_step(const RingView& r, int64_t n, int slices, bool peer_reads, int s, int j,
+               cudaStream_t stream) {
+  const int k = r.count;
+  const bool reduce = s < k - 1;
+  const Range chunk =
+      split({0, n}, k, reduce ? wrap(r.pos - 1 - s, k) : wrap(r.pos - (s - (k - 1)), k));
+  const Range slice = split(chunk, slices, j);
+  if (slice.size() == 0) return;
+  const size_t bytes = static_cast<size_t>(slice.size()) * sizeof(float);
+  CUDA_CHECK(cudaSetDevice(r.gpu));
+  if (reduce) {
+    const float* theirs = (s == 0 ? r.prev_send : r.prev_recv) + slice.begin;
+    if (!peer_reads) {  // a copy engine brings the slice over first
+      float* local = r.staging + (slice.begin - chunk.begin);
+      copy_from_prev(r, local, theirs, bytes, stream);
+      theirs = local;
+    }
+    ring_add<<<add_blocks(r.add_grid, slice.size()), kAddBlock, 0, stream>>>(
+        r.send + slice.begin, theirs, r.recv + slice.begin, slice.size());
+    CHECK_LAUNCH();
+  } else {
+    copy_from_prev(r, r.recv + slice.begin, r.prev_recv + slice.begin, bytes, stream);
+  }
+}
+
+int64_t ring_add_grid() { return sw::resident_grid(ring_add, kAddBlock); }
 
 const std::vector<Step<const Vectors>> kAllReduceSteps = {
     {"naive-gather", launch_naive_gather, "step", true},
@@ -189,7 +226,7 @@ Vectors make_vectors(const Machine& m, int k, int64_t capacity) {
   v.peer_reads = v.peer_ok;
   for (int g = 0; g < k; ++g) {
     CUDA_CHECK(cudaSetDevice(g));
-    v.add_grid.push_back(sw::resident_grid(ring_add, kAddBlock));
+    v.add_grid.push_back(ring_add_grid());
     v.send.emplace_back(capacity);
     v.recv.emplace_back(capacity);
     v.staging.emplace_back(capacity);  // the ring without peer loads copies a slice here, then adds

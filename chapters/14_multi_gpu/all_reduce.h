@@ -2,6 +2,8 @@
 // with the element-wise sum of all K vectors: naive-gather, ring, nccl-allreduce.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -14,6 +16,10 @@ namespace ch14 {
 
 const std::vector<int> kSliceSweep = {1, 2, 4,
                                       8};  // ring: slices per chunk measured, one stream each
+constexpr int64_t kMiB = int64_t{1} << 20;
+const std::vector<int64_t> kAllReduceBytes = {4 * kMiB, 64 * kMiB, 256 * kMiB, 1024 * kMiB};
+constexpr int64_t kBatchMaxBytes = 64 * kMiB;  // all-reduces this small: timed back to back...
+constexpr int kBatchCalls = 10;                // ...this many calls per timed run
 
 // Every GPU's input and output vector (n floats of the capacity), GPU 0's gathered
 // copies of the others' vectors (naive-gather), and staging per GPU where the ring
@@ -32,6 +38,27 @@ struct Vectors {
 
 // The GPU before g in the ring 0 -> 1 -> ... -> count-1 -> 0.
 inline int ring_prev(int g, int count) { return (g + count - 1) % count; }
+
+// One GPU's place in the ring and the buffers it uses: its own, and the previous GPU's as this
+// GPU addresses them (peer pointers in one process; CUDA IPC mappings across processes).
+struct RingView {
+  int count = 0, pos = 0;  // GPUs in the ring, and this GPU's place
+  // Device numbers, as this process numbers them. Across processes prev_gpu is gpu: the
+  // previous GPU's memory is mapped into this one's context.
+  int gpu = 0, prev_gpu = 0;
+  const float* send = nullptr;
+  float* recv = nullptr;
+  float* staging = nullptr;  // a chunk's room: the ring without peer loads copies here, then adds
+  const float *prev_send = nullptr, *prev_recv = nullptr;
+  int64_t add_grid = 1;  // one full wave of ring_add on this GPU (ring_add_grid())
+};
+inline int ring_steps(int count) { return 2 * (count - 1); }  // reduce-scatter, then all-gather
+// Step s (0 .. ring_steps - 1) of GPU r.pos on slice j of `slices`, on `stream`. The caller
+// orders it after the previous GPU's step s - 1 of the same slice (and at step 0, after the
+// next GPU's last step of the previous call).
+void ring_step(const RingView& r, int64_t n, int slices, bool peer_reads, int s, int j,
+               cudaStream_t stream);
+int64_t ring_add_grid();  // on the current GPU
 
 // Buffers for an all-reduce of up to `capacity` floats on GPUs 0 .. k-1.
 Vectors make_vectors(const Machine& m, int k, int64_t capacity);

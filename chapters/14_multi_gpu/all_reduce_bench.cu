@@ -18,12 +18,8 @@
 namespace ch14 {
 namespace {
 
-constexpr int64_t kMiB = int64_t{1} << 20;
-const std::vector<int64_t> kAllReduceBytes = {4 * kMiB, 64 * kMiB, 256 * kMiB, 1024 * kMiB};
 constexpr int64_t kP2pBytes = 1024 * kMiB;     // the peer copies of the ceiling
 constexpr int64_t kMinSliceBytes = 16 * kMiB;  // the ring's sweep: no slice smaller than this
-constexpr int64_t kBatchMaxBytes = 64 * kMiB;  // all-reduces this small: timed back to back...
-constexpr int kBatchCalls = 10;                // ...this many calls per timed run
 
 // Problem "p2p": a 1 GiB peer copy between every ordered pair, one way; then both ways at once.
 // Returns the one-way GB/s of every pair, [src][dst].

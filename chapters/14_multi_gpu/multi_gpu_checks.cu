@@ -42,17 +42,26 @@ std::string check_shard_results(const std::vector<double>& got, const Ref& ref, 
 // random data within gamma_{K-1} * sum_g |x_g[i]|, the bound of any order of K - 1
 // float additions.
 VectorCheck check_outputs(const Vectors& v, Data d, uint64_t seed) {
-  const int k = v.count;
+  std::vector<Output> outs;
+  for (int g = 0; g < v.count; ++g) outs.push_back({g, g, v.recv[g].get()});
+  return check_vectors(outs, v.count, v.n, d, seed);
+}
+
+VectorCheck check_vectors(const std::vector<Output>& outs, int k, int64_t n, Data d,
+                          uint64_t seed) {
+  const int m = static_cast<int>(outs.size());
+  int current = 0;
+  CUDA_CHECK(cudaGetDevice(&current));
   const double gamma = sw::float_gamma(k - 1);
-  const int64_t chunk = std::min(v.n, kCheckChunk);
-  sw::PinnedBuffer<float> got(k * chunk);  // GPU g's piece at g * chunk
+  const int64_t chunk = std::min(n, kCheckChunk);
+  sw::PinnedBuffer<float> got(m * chunk);  // output o's piece at o * chunk
   std::atomic<int64_t> wrong{0}, first_wrong{INT64_MAX};
   std::atomic<uint64_t> hash{0};
-  for (int64_t begin = 0; begin < v.n; begin += kCheckChunk) {
-    const int64_t count = std::min(kCheckChunk, v.n - begin);
-    for (int g = 0; g < k; ++g) {
-      CUDA_CHECK(cudaSetDevice(g));
-      CUDA_CHECK(cudaMemcpy(got.get() + g * chunk, v.recv[g].get() + begin, count * sizeof(float),
+  for (int64_t begin = 0; begin < n; begin += kCheckChunk) {
+    const int64_t count = std::min(kCheckChunk, n - begin);
+    for (int o = 0; o < m; ++o) {
+      CUDA_CHECK(cudaSetDevice(outs[o].gpu));
+      CUDA_CHECK(cudaMemcpy(got.get() + o * chunk, outs[o].recv + begin, count * sizeof(float),
                             cudaMemcpyDeviceToHost));
     }
     sw::parallel_for(count, [&](int64_t lo, int64_t hi) {
@@ -66,15 +75,15 @@ VectorCheck check_outputs(const Vectors& v, Data d, uint64_t seed) {
           abs_sum += std::fabs(x);
         }
         const double bound = d == Data::kExact ? 0.0 : gamma * abs_sum;
-        for (int g = 0; g < k; ++g) {
-          const float y = got[g * chunk + i];
+        for (int o = 0; o < m; ++o) {
+          const float y = got[o * chunk + i];
           if (!(std::fabs(y - sum) <= bound)) {  // NaN (a poisoned element) never passes
             ++bad;
-            first_bad = std::min(first_bad, (begin + i) * kMaxGpus + g);
+            first_bad = std::min(first_bad, (begin + i) * m + o);
           }
           uint32_t bits;
           std::memcpy(&bits, &y, sizeof bits);
-          h += sw::mix64((static_cast<uint64_t>(begin + i) * kMaxGpus + g) << 32 ^ bits);
+          h += sw::mix64((static_cast<uint64_t>(begin + i) * kMaxGpus + outs[o].rank) << 32 ^ bits);
         }
       }
       wrong += bad;
@@ -84,21 +93,22 @@ VectorCheck check_outputs(const Vectors& v, Data d, uint64_t seed) {
       }
     });
   }
-  CUDA_CHECK(cudaSetDevice(0));
   VectorCheck c{wrong.load(), hash.load(), ""};
   if (c.wrong > 0) {
-    const int64_t i = first_wrong / kMaxGpus;
-    const int g = static_cast<int>(first_wrong % kMaxGpus);
+    const int64_t i = first_wrong / m;
+    const Output& o = outs[first_wrong % m];
     double sum = 0;
     for (int h = 0; h < k; ++h) sum += value(d, vector_seed(seed, h), i);
-    CUDA_CHECK(cudaSetDevice(g));
-    const float y = sw::read(v.recv[g].get() + i);
-    CUDA_CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaSetDevice(o.gpu));
+    const float y = sw::read(o.recv + i);
+    const std::string who = (o.rank == o.gpu ? "" : "rank " + std::to_string(o.rank) + ", ") +
+                            "GPU " + std::to_string(o.gpu);
     char buf[200];
-    std::snprintf(buf, sizeof buf, "%lld wrong elements; first: GPU %d [%lld] = %.9g, want %.9g",
-                  static_cast<long long>(c.wrong), g, static_cast<long long>(i), y, sum);
+    std::snprintf(buf, sizeof buf, "%lld wrong elements; first: %s [%lld] = %.9g, want %.9g",
+                  static_cast<long long>(c.wrong), who.c_str(), static_cast<long long>(i), y, sum);
     c.first = buf;
   }
+  CUDA_CHECK(cudaSetDevice(current));
   return c;
 }
 

@@ -25,6 +25,13 @@ struct VectorCheck {
   std::string first;  // the first wrong element, described
 };
 VectorCheck check_outputs(const Vectors& v, Data d, uint64_t seed);
+// The same for any outputs: each one the sum of the k inputs vector_seed(seed, 0 .. k-1).
+struct Output {
+  int gpu;            // the device it lives on
+  int rank;           // whose output: its GPU in one process, its rank across processes
+  const float* recv;  // n floats
+};
+VectorCheck check_vectors(const std::vector<Output>& outs, int k, int64_t n, Data d, uint64_t seed);
 // One poisoned run of an all-reduce, checked.
 VectorCheck run_checked(Machine& m, const Vectors& v, const Step<const Vectors>& a, Data d,
                         uint64_t seed);

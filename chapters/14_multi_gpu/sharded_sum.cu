@@ -31,22 +31,11 @@ void launch_empty(int gpu, cudaStream_t stream) {
   CHECK_LAUNCH();
 }
 
-// Blocks of reduce_overload for n floats on GPU g: chapter 06's grid (one full wave at most).
-int64_t shard_grid(const Shards& s, int g, int64_t n) {
-  CUDA_CHECK(cudaSetDevice(g));
-  return ch06::grid_for(n, kBlock, s.sums_per_sm[g], sw::sm_count());
-}
-
-// GPU g's sum of its shard into s.sum[g]: chapter 06's two-pass, the block sums then one block.
+// GPU g's sum of its shard into s.sum[g].
 void launch_shard_sum(const Machine& m, const Shards& s, int g) {
-  const int64_t blocks = shard_grid(s, g, s.size[g]);
-  cudaStream_t stream = m.stream[g][0];
-  reduce_overload<kBlock, Finish::kPartials>
-      <<<blocks, kBlock, 0, stream>>>(s.x[g].get(), s.size[g], s.partials[g].get());
-  CHECK_LAUNCH();
-  reduce_overload<kBlock, Finish::kPartials>
-      <<<1, kBlock, 0, stream>>>(s.partials[g].get(), blocks, s.sum[g].get());
-  CHECK_LAUNCH();
+  CUDA_CHECK(cudaSetDevice(g));
+  launch_gpu_sum(m.stream[g][0], s.x[g].get(), s.size[g], s.sums_per_sm[g], s.partials[g].get(),
+                 s.sum[g].get());
 }
 
 // shard-host-combine: every GPU sums its shard and copies its sum to the host, which adds them.
@@ -182,6 +171,26 @@ void bench_fixed_costs(Machine& m, Shards& s, sw::Report& report, const sw::Comm
 
 }  // namespace
 
+int gpu_sum_blocks_per_sm() {
+  return sw::resident_blocks_per_sm(reduce_overload<kBlock, Finish::kPartials>, kBlock);
+}
+
+// Chapter 06's two-pass: the block sums (chapter 06's grid: one full wave at most), then one
+// block adds them.
+void launch_gpu_sum(cudaStream_t stream, const float* x, int64_t n, int blocks_per_sm,
+                    float* partials, float* sum) {
+  const int64_t blocks = ch06::grid_for(n, kBlock, blocks_per_sm, sw::sm_count());
+  reduce_overload<kBlock, Finish::kPartials><<<blocks, kBlock, 0, stream>>>(x, n, partials);
+  CHECK_LAUNCH();
+  reduce_overload<kBlock, Finish::kPartials><<<1, kBlock, 0, stream>>>(partials, blocks, sum);
+  CHECK_LAUNCH();
+}
+
+int64_t gpu_sum_depth(int64_t n, int blocks_per_sm) {
+  const int64_t blocks = ch06::grid_for(n, kBlock, blocks_per_sm, sw::sm_count());
+  return ch06::launch_depth(n, blocks * kBlock) + ch06::launch_depth(blocks, kBlock);
+}
+
 const std::vector<Step<Shards>> kSumSteps = {
     {"shard-host-combine", launch_host_combine, "step", true},
     {"shard-nccl-allreduce", launch_nccl_combine, "vendor", false},
@@ -190,10 +199,9 @@ const std::vector<Step<Shards>> kSumSteps = {
 Shards::Shards(const std::vector<int64_t>& capacity) {
   for (size_t g = 0; g < capacity.size(); ++g) {
     CUDA_CHECK(cudaSetDevice(static_cast<int>(g)));
-    sums_per_sm.push_back(
-        sw::resident_blocks_per_sm(reduce_overload<kBlock, Finish::kPartials>, kBlock));
+    sums_per_sm.push_back(gpu_sum_blocks_per_sm());
     x.emplace_back(std::max<int64_t>(capacity[g], 1));
-    partials.emplace_back(int64_t{sums_per_sm[g]} * sw::sm_count());  // one full wave of block sums
+    partials.emplace_back(gpu_sum_partials(sums_per_sm[g]));
     sum.emplace_back(1);
     total.emplace_back(1);
   }
@@ -255,10 +263,10 @@ Ref reference(uint64_t seed, int64_t first, int64_t n) {
 int64_t sum_depth(const Shards& s) {
   int64_t worst = 0;
   for (int g = 0; g < s.count; ++g) {
-    const int64_t blocks = shard_grid(s, g, s.size[g]);
-    worst = std::max(
-        worst, ch06::launch_depth(s.size[g], blocks * kBlock) + ch06::launch_depth(blocks, kBlock));
+    CUDA_CHECK(cudaSetDevice(g));
+    worst = std::max(worst, gpu_sum_depth(s.size[g], s.sums_per_sm[g]));
   }
+  CUDA_CHECK(cudaSetDevice(0));
   return worst + s.count;
 }
 

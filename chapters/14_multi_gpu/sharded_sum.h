@@ -2,6 +2,8 @@
 // 06's kernel; then the K sums combined on the host or by NCCL.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -34,6 +36,19 @@ struct Shards {
   void fill(uint64_t seed) const;  // Data::kRandom, element i of one long array
   void poison();
 };
+
+// One GPU's sum of n floats at x into *sum, on `stream` of the current GPU: chapter 06's
+// two-pass (reduce_overload), the block sums into `partials`, then one block adds them.
+// blocks_per_sm: gpu_sum_blocks_per_sm(); partials: gpu_sum_partials(blocks_per_sm) floats.
+// Part 1 runs it on every GPU, Part 3 on each rank's.
+int gpu_sum_blocks_per_sm();
+inline int64_t gpu_sum_partials(int blocks_per_sm) {
+  return int64_t{blocks_per_sm} * sw::sm_count();
+}
+void launch_gpu_sum(cudaStream_t stream, const float* x, int64_t n, int blocks_per_sm,
+                    float* partials, float* sum);
+// The depth of its error bound (sw::check_sum): both launches.
+int64_t gpu_sum_depth(int64_t n, int blocks_per_sm);
 
 // shard-host-combine (the step) and shard-nccl-allreduce (the vendor row).
 extern const std::vector<Step<Shards>> kSumSteps;
