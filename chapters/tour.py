@@ -18,8 +18,10 @@ docs/results/<gpu>.json and .csv, <gpu> being the slug of the
 GPU's name ("NVIDIA H100 80GB HBM3" -> nvidia-h100-80gb-hbm3), one file per GPU
 model. The meta holds the device record of common/device_query (per-SM limits
 included), the host CPU and its core count, driver, CUDA version, commit and
-date. A run with --only replaces just the chapters that ran (a skipped chapter
-keeps its old records) and keeps the meta of the last full run: what describes
+date. The results are written after each chapter, so a run that is stopped (a
+time limit, Ctrl-C) keeps the chapters it finished. A run with --only replaces
+just the chapters that ran (a skipped chapter keeps its old records) and keeps
+the meta of the last full run: what describes
 each chapter's own run (date, commit, copy bandwidth, GPUs visible, host) is in
 meta["runs"][chapter]. So `--only 14` on a machine with four of the same GPU
 adds chapter 14 to the same file. Without a GPU it runs the CPU chapter, says
@@ -134,7 +136,10 @@ def run_chapter(name, exe):
     """Runs one chapter with --json; returns (records, status text)."""
     if not os.path.exists(exe):
         return [], f"skipped: {exe} is not built"
-    p = subprocess.run([exe, "--json"], capture_output=True, text=True, timeout=CHAPTER_TIMEOUT_S)
+    try:
+        p = subprocess.run([exe, "--json"], capture_output=True, text=True, timeout=CHAPTER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return [], f"FAILED (not finished after {CHAPTER_TIMEOUT_S} s)"
     records, notes = [], []
     for line in p.stdout.splitlines():
         if not line.startswith("{"):
@@ -397,6 +402,8 @@ def main():
         records += recs
         if status[name] != "ok":
             print(f"   {status[name]}")
+        if device and recs:  # saved after each chapter: a run stopped later keeps what it measured
+            write_results(device, records, {r["chapter"] for r in records}, seconds, partial=True)
     print(f"done in {duration(time.monotonic() - start)}")
     add_ratios(records)
     print_table(records, device)
