@@ -22,12 +22,12 @@ data and stay out of the reports.
 import csv
 import filecmp
 import json
+import multiprocessing
 import os
 import re
 import shutil
 import subprocess
 import sys
-import multiprocessing
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
