@@ -37,10 +37,11 @@
 //                kernel and CUB (problem "sum-latency").
 // Steps:         two-pass, single-pass-atomic, single-pass-last-block, two-pass-pdl,
 //                single-pass-last-block-pdl
+// Files:         reduce_overload.cuh (the kernel, shared with 12 and 14), reduce_finishes.cuh
+//                (the three finishes' launchers, the last block's kernel, the error depths),
+//                reduce_pdl.cuh (the two -pdl steps' launches); here the step table and runs.
 // Run:           build/chapters/06_reduce_thread_overload [--n 2^28] [--block 256]
 //                [--blocks-per-sm N] [--variant two-pass] [--verify-only [--large]] [--json]
-#include <cuda/atomic>
-
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -50,184 +51,45 @@
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
 #include "common/reduce_harness.h"
+#include "reduce_finishes.cuh"
 #include "reduce_overload.cuh"  // the kernel of this chapter, shared with 12 and 14
+#include "reduce_pdl.cuh"
 
 namespace {
 
 namespace rd = sw::reduce;
 
-using ch06::block_sum;
+using ch06::depth_single_pass_atomic;
+using ch06::depth_single_pass_last_block;
+using ch06::depth_two_pass;
 using ch06::Finish;
-using ch06::grid_for;
-using ch06::launch_depth;
+using ch06::launch_single_pass_atomic;
+using ch06::launch_single_pass_last_block;
+using ch06::launch_single_pass_last_block_pdl;
+using ch06::launch_two_pass;
+using ch06::launch_two_pass_pdl;
 using ch06::reduce_overload;
-using ch06::thread_sum;
+using ch06::Ticket;
 
 const std::vector<int> kSweep = {1, 2, 4, 8, 16, 32};  // blocks per SM measured by the default run
-constexpr int kOneStepBlocksPerSm = 16;                 // --variant without --blocks-per-sm: past the knee
-constexpr int kRepeatRuns = 20;                         // runs compared bit for bit
-constexpr int64_t kLatencyN = int64_t{1} << 20;         // where launches, not bytes, dominate
-constexpr int64_t kSmallestN = int64_t{1} << 10, kLargestN = int64_t{1} << 26;  // the small sums, x4 apart
+constexpr int kOneStepBlocksPerSm = 16;          // --variant without --blocks-per-sm: past the knee
+constexpr int kRepeatRuns = 20;                  // runs compared bit for bit
+constexpr int64_t kLatencyN = int64_t{1} << 20;  // where launches, not bytes, dominate
+constexpr int64_t kSmallestN = int64_t{1} << 10,
+                  kLargestN = int64_t{1} << 26;  // the small sums, x4 apart
 const char* const kLatencyProblem = "sum-latency";
 
-// --- the kernels beside reduce_overload -------------------------------------------------
-
-// single-pass-last-block: each block writes its sum to partials[b]; the last block
-// to take a ticket adds them all, in the same order whichever block it is. The
-// ticket orders the memory: kFences, the classic form, puts a full fence
-// (__threadfence) before taking it and another after; kAcqRel takes it with one
-// atomic that releases this block's sum and acquires every earlier block's, which
-// is all the pattern needs.
-enum class Ticket { kFences, kAcqRel };
-
-template <int kBlock, Ticket kTicket, bool kPdl = false>
-__global__ void __launch_bounds__(kBlock) reduce_last_block(const float* __restrict__ x, int64_t n, float* partials,
-                                                           unsigned* ticket, float* out) {
-  if constexpr (kPdl) {
-    ch06::pdl_wait();
-    ch06::pdl_release();
-  }
-  const float sum = block_sum<kBlock>(thread_sum<kBlock>(x, n));
-  __shared__ bool last;
-  if (threadIdx.x == 0) {
-    partials[blockIdx.x] = sum;
-    if constexpr (kTicket == Ticket::kFences) {
-      __threadfence();  // the sum reaches every block before the ticket does
-      last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    } else {
-      cuda::atomic_ref<unsigned, cuda::thread_scope_device> t(*ticket);
-      last = t.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
-    }
-  }
-  __syncthreads();  // the block sees what its thread 0 acquired
-  if (!last) return;
-  if constexpr (kTicket == Ticket::kFences) __threadfence();  // every other block's sum is visible now
-  float v = 0.0f;  // read from L2 (__ldcg), where the other blocks' sums are, not from L1
-  for (int64_t b = threadIdx.x; b < gridDim.x; b += kBlock) v += __ldcg(partials + b);
-  v = block_sum<kBlock>(v);
-  if (threadIdx.x == 0) {
-    out[0] = v;
-    *ticket = 0;  // ready for the next launch
-  }
-}
-
-// The floor of every small sum: a launch that does nothing.
-__global__ void empty_kernel() {}
-
-void launch_empty(cudaStream_t stream) {
-  empty_kernel<<<1, 1, 0, stream>>>();
-  CHECK_LAUNCH();
-}
-
-// --- the launchers: the grid from the GPU, every launch on s.stream ----------------------
-
-// blocks_per_sm x SMs blocks, no more than the data keeps busy (grid_for).
-template <int kUnroll = ch06::kUnroll>
-int64_t grid(const rd::Sum& s) {
-  return grid_for(s.n, s.block, s.blocks_per_sm, sw::sm_count(), kUnroll);
-}
-
-template <int kUnroll = ch06::kUnroll>
-void launch_two_pass(const rd::Sum& s) {
-  const int64_t blocks = grid<kUnroll>(s);
-  rd::dispatch_block(s.block, [&](auto b) {
-    constexpr int kB = decltype(b)::value;
-    reduce_overload<kB, Finish::kPartials, kUnroll><<<rd::grid_size(blocks), kB, 0, s.stream>>>(s.x, s.n, s.partials);
-    CHECK_LAUNCH();
-    // One block adds the block sums, in a fixed order.
-    reduce_overload<kB, Finish::kPartials, kUnroll><<<1, kB, 0, s.stream>>>(s.partials, blocks, s.out);
-    CHECK_LAUNCH();
-  });
-}
-
-void launch_single_pass_atomic(const rd::Sum& s) {
-  const int64_t blocks = grid(s);
-  CUDA_CHECK(cudaMemsetAsync(s.out, 0, sizeof(float), s.stream));
-  rd::dispatch_block(s.block, [&](auto b) {
-    constexpr int kB = decltype(b)::value;
-    reduce_overload<kB, Finish::kAtomic><<<rd::grid_size(blocks), kB, 0, s.stream>>>(s.x, s.n, s.out);
-    CHECK_LAUNCH();
-  });
-}
-
-template <Ticket kTicket>
-void launch_single_pass_last_block(const rd::Sum& s) {
-  const int64_t blocks = grid(s);
-  rd::dispatch_block(s.block, [&](auto b) {
-    constexpr int kB = decltype(b)::value;
-    reduce_last_block<kB, kTicket><<<rd::grid_size(blocks), kB, 0, s.stream>>>(s.x, s.n, s.partials, s.ticket, s.out);
-    CHECK_LAUNCH();
-  });
-}
-
-// Launches kernel<<<grid, block, 0, stream>>>(args...) with programmatic dependent
-// launch allowed (compute capability 9.0 and up; below it, a plain launch): it may
-// start while the kernel before it in the stream still runs (see ch06::pdl_wait).
-template <class... Params, class... Args>
-void launch_pdl(void (*kernel)(Params...), int64_t grid, int block, cudaStream_t stream, Args... args) {
-  cudaLaunchAttribute attr = {};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(rd::grid_size(grid));
-  config.blockDim = dim3(static_cast<unsigned>(block));
-  config.stream = stream;
-  config.attrs = &attr;
-  config.numAttrs = sw::cc_major() >= 9 ? 1 : 0;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...));
-  CHECK_LAUNCH();
-}
-
-// two-pass-pdl: two-pass, both kernels launched with programmatic dependent launch.
-void launch_two_pass_pdl(const rd::Sum& s) {
-  const int64_t blocks = grid(s);
-  rd::dispatch_block(s.block, [&](auto b) {
-    constexpr int kB = decltype(b)::value;
-    constexpr auto kernel = reduce_overload<kB, Finish::kPartials, ch06::kUnroll, true>;
-    launch_pdl(kernel, blocks, kB, s.stream, s.x, s.n, s.partials);
-    launch_pdl(kernel, 1, kB, s.stream, s.partials, blocks, s.out);
-  });
-}
-
-// single-pass-last-block-pdl: the acquire-release ticket, launched the same way.
-void launch_single_pass_last_block_pdl(const rd::Sum& s) {
-  const int64_t blocks = grid(s);
-  rd::dispatch_block(s.block, [&](auto b) {
-    constexpr int kB = decltype(b)::value;
-    launch_pdl(reduce_last_block<kB, Ticket::kAcqRel, true>, blocks, kB, s.stream, s.x, s.n, s.partials, s.ticket,
-               s.out);
-  });
-}
-
-// --- error bounds -------------------------------------------------------------------------
-
-// Each launch's depth is ch06::launch_depth (reduce_overload.cuh).
-template <int kUnroll = ch06::kUnroll>
-int64_t depth_two_pass(const rd::Sum& s) {
-  const int64_t blocks = grid<kUnroll>(s);
-  return launch_depth(s.n, blocks * s.block) + launch_depth(blocks, s.block);
-}
-
-int64_t depth_single_pass_atomic(const rd::Sum& s) {
-  const int64_t blocks = grid(s);
-  return launch_depth(s.n, blocks * s.block) + blocks;  // the atomics add the block sums in some order
-}
-
-// The last block: one thread adds ceil(blocks / block) sums, then block_sum's 10 levels.
-int64_t depth_single_pass_last_block(const rd::Sum& s) {
-  const int64_t blocks = grid(s);
-  return launch_depth(s.n, blocks * s.block) + sw::ceil_div(blocks, s.block) + 10;
-}
+// --- the step table ------------------------------------------------------------------------
 
 // The version table; the lesson runs on the step fastest at --n.
 const std::vector<rd::Step> kSteps = {
     {"two-pass", launch_two_pass<>, depth_two_pass<>, "step", rd::kSameBits},
     {"single-pass-atomic", launch_single_pass_atomic, depth_single_pass_atomic},
-    {"single-pass-last-block", launch_single_pass_last_block<Ticket::kAcqRel>, depth_single_pass_last_block, "step",
-     rd::kSameBits},
+    {"single-pass-last-block", launch_single_pass_last_block<Ticket::kAcqRel>,
+     depth_single_pass_last_block, "step", rd::kSameBits},
     {"two-pass-pdl", launch_two_pass_pdl, depth_two_pass<>, "step", rd::kSameBits},
-    {"single-pass-last-block-pdl", launch_single_pass_last_block_pdl, depth_single_pass_last_block, "step",
-     rd::kSameBits},
+    {"single-pass-last-block-pdl", launch_single_pass_last_block_pdl, depth_single_pass_last_block,
+     "step", rd::kSameBits},
 };
 // The steps this GPU runs: where it (or the emulated GPU) lacks programmatic dependent
 // launch, each -pdl step is left out with a SKIP line that says why.
@@ -236,7 +98,8 @@ std::vector<rd::Step> runnable(sw::Report& report, const std::vector<rd::Step>& 
   const bool pdl = sw::has_feature(sw::Feature::kProgrammaticLaunch, &why);
   std::vector<rd::Step> out;
   for (const rd::Step& step : steps) {
-    const bool needs_pdl = step.launch == launch_two_pass_pdl || step.launch == launch_single_pass_last_block_pdl;
+    const bool needs_pdl =
+        step.launch == launch_two_pass_pdl || step.launch == launch_single_pass_last_block_pdl;
     if (needs_pdl && !pdl)
       report.skip(step.name, why);
     else
@@ -245,10 +108,12 @@ std::vector<rd::Step> runnable(sw::Report& report, const std::vector<rd::Step>& 
   return out;
 }
 // Only in the small sums: single-pass-last-block with the classic two fences.
-const rd::Step kLastBlockFences = {"single-pass-last-block-fences", launch_single_pass_last_block<Ticket::kFences>,
+const rd::Step kLastBlockFences = {"single-pass-last-block-fences",
+                                   launch_single_pass_last_block<Ticket::kFences>,
                                    depth_single_pass_last_block, "step", rd::kSameBits};
 // Only in a sweep: two-pass with one float4 load in flight per thread.
-const rd::Step kTwoPassUnroll1 = {"two-pass-unroll1", launch_two_pass<1>, depth_two_pass<1>, "step", rd::kSameBits};
+const rd::Step kTwoPassUnroll1 = {"two-pass-unroll1", launch_two_pass<1>, depth_two_pass<1>, "step",
+                                  rd::kSameBits};
 
 // Blocks of reduce_overload resident per SM at this block size: one full wave,
 // the grid of --verify-only unless --blocks-per-sm says otherwise.
@@ -281,7 +146,8 @@ int verify_all(rd::Setup& s, int blocks_per_sm) {
         for (const rd::Step& step : s.steps) rd::verify(s.report, step, in, {s.block, bpsm});
     if (size >= 1000000)
       for (const rd::Step& step : s.steps)
-        if (step.traits & rd::kSameBits) rd::verify_repeatable(s.report, step, in, wave, kRepeatRuns);
+        if (step.traits & rd::kSameBits)
+          rd::verify_repeatable(s.report, step, in, wave, kRepeatRuns);
   }
   return s.report.exit_code();
 }
@@ -307,13 +173,21 @@ int sweep_blocks_per_sm(rd::Setup& s, const rd::Step& step, const rd::Input& in,
   return best;
 }
 
+// The floor of every small sum: a launch that does nothing.
+__global__ void empty_kernel() {}
+
+void launch_empty(cudaStream_t stream) {
+  empty_kernel<<<1, 1, 0, stream>>>();
+  CHECK_LAUNCH();
+}
+
 // "n=2^20 back-to-back: two-pass 4.1 us, ..., cub 8.1 us, empty-kernel 3.6 us"
 void small_sum_note(rd::Setup& s, const std::string& what, const std::vector<sw::Result>& rows) {
   std::string line = what + ":";
   for (const sw::Result& r : rows) {
     char part[96];
-    std::snprintf(part, sizeof part, "%s %s %.1f us", &r == &rows.front() ? "" : ",", r.variant.c_str(),
-                  1e3 * r.timing.ms_median);
+    std::snprintf(part, sizeof part, "%s %s %.1f us", &r == &rows.front() ? "" : ",",
+                  r.variant.c_str(), 1e3 * r.timing.ms_median);
     line += part;
   }
   s.report.note(line);
@@ -328,7 +202,8 @@ void small_sums(rd::Setup& s, int bpsm) {
   std::vector<rd::Mode> modes = {rd::Mode::kAlone, rd::Mode::kBackToBack, rd::Mode::kGraph};
   if (!rd::kGraphsWork) {
     modes.pop_back();
-    s.report.note("no graph-of-10 rows: in a debug build CHECK_LAUNCH synchronizes, which a capture forbids");
+    s.report.note(
+        "no graph-of-10 rows: in a debug build CHECK_LAUNCH synchronizes, which a capture forbids");
   }
   std::map<rd::Mode, sw::Result> empty;
   for (rd::Mode mode : modes) {
@@ -344,7 +219,8 @@ void small_sums(rd::Setup& s, int bpsm) {
     for (rd::Mode mode : modes) {
       if (mode == rd::Mode::kAlone && n != kLatencyN) continue;
       std::vector<sw::Result> rows = {rd::measure_cub(s.opt, in, mode)};
-      for (const rd::Step& step : s.steps) rows.push_back(rd::measure(s.opt, step, in, {s.block, bpsm}, mode));
+      for (const rd::Step& step : s.steps)
+        rows.push_back(rd::measure(s.opt, step, in, {s.block, bpsm}, mode));
       rows.push_back(rd::measure(s.opt, kLastBlockFences, in, {s.block, bpsm}, mode));
       for (sw::Result& r : rows) {
         if (mode == rd::Mode::kAlone) {
@@ -365,15 +241,18 @@ void small_sums(rd::Setup& s, int bpsm) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  rd::Chapter ch{"06_reduce_thread_overload",
-                 "Sum of floats: grid-stride float4 loads, shuffle finish, two-pass, atomic or last block.", "06",
-                 kSteps};
+  rd::Chapter ch{
+      "06_reduce_thread_overload",
+      "Sum of floats: grid-stride float4 loads, shuffle finish, two-pass, atomic or last block.",
+      "06", kSteps};
   ch.large = true;  // --verify-only --large: past 2^31 and 2^32 elements
-  ch.variant = true;  // --variant <step>: that step alone, at --blocks-per-sm (default kOneStepBlocksPerSm)
+  ch.variant =
+      true;  // --variant <step>: that step alone, at --blocks-per-sm (default kOneStepBlocksPerSm)
   ch.block_help = "threads per block (a template parameter)";
   rd::Options o;
   sw::Cli cli = rd::make_cli(ch, &o);
-  int blocks_per_sm = 0;  // 0: one full wave (--verify-only) or each step's best in the sweep (default run)
+  int blocks_per_sm =
+      0;  // 0: one full wave (--verify-only) or each step's best in the sweep (default run)
   cli.add_int("--blocks-per-sm", &blocks_per_sm, 1, rd::kMaxBlocksPerSm,
               "grid = this x SMs (default: the sweep's best; one full wave with --verify-only)");
   rd::Setup s = rd::start(cli, o, ch, argc, argv);
@@ -383,7 +262,8 @@ int main(int argc, char** argv) {
     const rd::Input in = rd::make_input(s.n, s.opt.seed);
     rd::bench_cub(s.opt, s.report, in);
     for (const rd::Step& step : s.steps)
-      rd::bench(s.opt, s.report, step, in, {s.block, blocks_per_sm ? blocks_per_sm : kOneStepBlocksPerSm});
+      rd::bench(s.opt, s.report, step, in,
+                {s.block, blocks_per_sm ? blocks_per_sm : kOneStepBlocksPerSm});
     return s.report.exit_code();
   }
 
@@ -396,7 +276,8 @@ int main(int argc, char** argv) {
     // best point (or at --blocks-per-sm). Then the same kernel with one load in
     // flight per thread: how many blocks per SM that takes.
     std::vector<int> chosen;
-    for (const rd::Step& step : s.steps) chosen.push_back(sweep_blocks_per_sm(s, step, in, ch06::kUnroll));
+    for (const rd::Step& step : s.steps)
+      chosen.push_back(sweep_blocks_per_sm(s, step, in, ch06::kUnroll));
     sweep_blocks_per_sm(s, kTwoPassUnroll1, in, 1);
 
     double best_gbps = -1;
