@@ -1,5 +1,7 @@
 // Chapter 12's checks (--verify-only), its CPU reference and its CPU baselines.
-// Part of the program 12_dot_product; the versions are in 12_dot_product.cu.
+// Part of the program 12_dot_product; the version table is in 12_dot_product.cu.
+#include "dot_checks.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -9,7 +11,6 @@
 #include "common/data.h"
 #include "common/parallel.h"
 #include "common/verify.h"
-#include "dot_checks.h"
 
 namespace {
 
@@ -19,7 +20,8 @@ constexpr int kRefChunks = 64;  // parallel chunks of the CPU reference
 // so every partial sum is an integer below 2^24 while 16 n < 2^24.
 constexpr int64_t kExactMaxN = (int64_t{1} << 24) / 16 - 1;
 void fill_small_integers(float* x, int64_t n, uint64_t seed) {
-  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(static_cast<int>(sw::random_bits(seed, i) % 9) - 4);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = static_cast<float>(static_cast<int>(sw::random_bits(seed, i) % 9) - 4);
 }
 
 }  // namespace
@@ -55,20 +57,24 @@ double ch12::dot_serial_double(const float* x, const float* y, int64_t n) {
 double ch12::dot_all_cores_double(const float* x, const float* y, int64_t n) {
   const int64_t parts = sw::host_threads();
   std::vector<double> partial(static_cast<size_t>(parts), 0.0);
-  sw::parallel_for(parts, [&](int64_t b, int64_t e) {
-    for (int64_t p = b; p < e; ++p) {
-      const int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
-      partial[p] = ch12::dot_serial_double(x + lo, y + lo, hi - lo);
-    }
-  }, 1);
+  sw::parallel_for(
+      parts,
+      [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) {
+          const int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
+          partial[p] = ch12::dot_serial_double(x + lo, y + lo, hi - lo);
+        }
+      },
+      1);
   double s = 0;
   for (double v : partial) s += v;
   return s;
 }
 
 int ch12::verify(sw::Report& report, uint64_t seed) {
-  const int64_t sizes[] = {1, 2, 3, 4, 5, 31, 32, 33, 255, 256, 257, 1000, 1023, 1024, 1025,
-                           65537, 1000003, (int64_t{1} << 22) + 1};
+  const int64_t sizes[] = {1,    2,    3,    4,     5,       31,
+                           32,   33,   255,  256,   257,     1000,
+                           1023, 1024, 1025, 65537, 1000003, (int64_t{1} << 22) + 1};
   for (int64_t n : sizes) {
     for (const bool exact : {false, true}) {  // exact: small integers, the answer must be exact
       if (exact && n > kExactMaxN) continue;
@@ -81,14 +87,18 @@ int ch12::verify(sw::Report& report, uint64_t seed) {
         sw::host_fill_floats(y.data(), n, seed + 1);
       }
       const DotRef ref = dot_reference(x.data(), y.data(), n);
-      const std::string at = std::string(exact ? " integers" : " random") + " n=" + std::to_string(n);
+      const std::string at =
+          std::string(exact ? " integers" : " random") + " n=" + std::to_string(n);
       for (const Answer& a : run_every_version(x.data(), y.data(), n)) {
         const sw::SumCheck c = sw::check_sum(a.got, ref.value, ref.abs_sum, a.depth, n);
         const bool ok = (exact ? a.got == ref.value : c.ok) && a.input_kept;
         char detail[160];
-        std::snprintf(detail, sizeof detail, "got %.9g, want %.9g, error %.3g, bound %.3g", a.got, ref.value,
-                      c.abs_error, exact ? 0.0 : c.bound);
-        report.check(ok, a.name + at, ok ? "" : a.input_kept ? detail : "input changed: the version wrote into x or y");
+        std::snprintf(detail, sizeof detail, "got %.9g, want %.9g, error %.3g, bound %.3g", a.got,
+                      ref.value, c.abs_error, exact ? 0.0 : c.bound);
+        report.check(ok, a.name + at,
+                     ok             ? ""
+                     : a.input_kept ? detail
+                                    : "input changed: the version wrote into x or y");
       }
     }
   }
