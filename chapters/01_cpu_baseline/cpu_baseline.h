@@ -8,7 +8,8 @@
 
 namespace ch01 {
 
-// --- in 01_cpu_baseline.cpp: the loops and the version tables ---
+// --- in 01_cpu_baseline.cpp: the loops (in cpu_sum.h, cpu_histogram.h and cpu_transpose.h,
+// which it includes) and the version tables ---
 
 enum class Order { kFloatLoop, kDoubleLoop, kKahan, kPairwise };  // orders of addition
 
@@ -21,9 +22,10 @@ double sum_on_threads(Order order, const float* x, int64_t n, int64_t threads);
 double sum_bound(Order order, int64_t n, int64_t threads, double abs_sum);
 void histogram_on_threads(const uint8_t* bytes, int64_t n, uint64_t bins[256], int64_t threads);
 // Transposes rows [r0, r1) of in (rows x cols) into out (cols x rows).
-using TransposeRows = void (*)(const float* in, float* out, int64_t rows, int64_t cols, int64_t r0, int64_t r1);
-void transpose_on_threads(TransposeRows transpose, const float* in, float* out, int64_t rows, int64_t cols,
-                          int64_t threads);
+using TransposeRows = void (*)(const float* in, float* out, int64_t rows, int64_t cols, int64_t r0,
+                               int64_t r1);
+void transpose_on_threads(TransposeRows transpose, const float* in, float* out, int64_t rows,
+                          int64_t cols, int64_t threads);
 
 // One row each; all_cores rows run on sw::host_threads().
 struct SumStep {
