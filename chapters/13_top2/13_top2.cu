@@ -22,15 +22,15 @@
 //                cub::DeviceReduce::Reduce with the same merge as its operator.
 // Exercise:      float input: rank by an unsigned key of the float's bits (NaN above
 //                +inf, -0 equal to +0) and make these kernels a template on the key.
+// Files:         this file (the block merges, the second pass, the steps, the version
+//                table, main); top2_merge.cuh (ranking, merge, insert); top2_first_pass.cuh
+//                (each thread's grid-stride pass, the buffers); top2_cub.cuh (the vendor).
 // Checks:        top2_checks.cu (--verify-only, --large).
 // Run:           build/chapters/13_top2 [--n 2^28] [--verify-only] [--large] [--json]
 #include <cuda_runtime.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cub/device/device_reduce.cuh>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,54 +45,16 @@
 #include "common/report.h"
 #include "common/timing.h"
 #include "top2_checks.h"
+#include "top2_cub.cuh"
+#include "top2_first_pass.cuh"
+#include "top2_merge.cuh"
 
 namespace {
 
-using ch13::kNoIndex;
-using ch13::Top2;  // two keys, two indices (top2_checks.h)
-constexpr int kBlock = 256;        // threads per block of the first pass
-constexpr int kFinalBlock = 1024;  // threads of the single block of the second pass
-constexpr int kVec = 4;            // int32 per 16-byte load
-constexpr int kUnroll = 2;         // 16-byte loads in flight per thread
+using namespace ch13;  // Top2 (top2_checks.h) and what the three headers above define
+
+constexpr int kFinalBlock = 1024;                // threads of the single block of the second pass
 constexpr int64_t kDefaultN = int64_t{1} << 28;  // 1 GiB of int32, far beyond L2
-
-// --- the top-2 of a multiset ---------------------------------------------------------------
-
-__host__ __device__ constexpr Top2 empty_top2() { return {0, 0, kNoIndex, kNoIndex}; }
-
-// Does element (ka, ia) rank above (kb, ib)? Larger key first, then smaller index;
-// anything ranks above an empty slot.
-__host__ __device__ __forceinline__ bool ranks_above(int32_t ka, int64_t ia, int32_t kb, int64_t ib) {
-  return ia >= 0 && (ib < 0 || ka > kb || (ka == kb && ia < ib));
-}
-
-// The top-2 of the union of two disjoint sets.
-__host__ __device__ __forceinline__ Top2 merge(const Top2& a, const Top2& b) {
-  Top2 r;
-  if (ranks_above(a.k1, a.i1, b.k1, b.i1)) {  // a's first wins; second: a's second or b's first
-    r.k1 = a.k1, r.i1 = a.i1;
-    const bool a2 = ranks_above(a.k2, a.i2, b.k1, b.i1);
-    r.k2 = a2 ? a.k2 : b.k1, r.i2 = a2 ? a.i2 : b.i1;
-  } else {
-    r.k1 = b.k1, r.i1 = b.i1;
-    const bool a1 = ranks_above(a.k1, a.i1, b.k2, b.i2);
-    r.k2 = a1 ? a.k1 : b.k2, r.i2 = a1 ? a.i1 : b.i2;
-  }
-  return r;
-}
-
-// Adds element (k, i). Precondition: i is larger than every index already in t
-// (true in a grid-stride pass), so an equal key ranks below and strict > suffices.
-__host__ __device__ __forceinline__ void insert(Top2& t, int32_t k, int64_t i) {
-  if (t.i2 < 0 || k > t.k2) {  // usually false once both slots are full
-    if (t.i1 < 0 || k > t.k1) {
-      t.k2 = t.k1, t.i2 = t.i1;
-      t.k1 = k, t.i1 = i;
-    } else {
-      t.k2 = k, t.i2 = i;
-    }
-  }
-}
 
 // --- block merges: thread 0 ends with the block's top-2 --------------------------------------
 
@@ -112,13 +74,14 @@ __device__ __forceinline__ Top2 warp_merge(Top2 t) {
 #pragma unroll
   for (int m = sw::kWarp / 2; m > 0; m >>= 1) t = merge(t, shfl_xor(t, m));
   return t;
-// lab top2-merge: end
+  // lab top2-merge: end
 }
 
 // Warps merge with shuffles, then warp 0 merges the warps' results.
 template <int kThreads>
 __device__ Top2 block_merge_shuffle(Top2 t) {
-  static_assert(kThreads % sw::kWarp == 0 && kThreads / sw::kWarp <= sw::kWarp, "one warp merges the warps");
+  static_assert(kThreads % sw::kWarp == 0 && kThreads / sw::kWarp <= sw::kWarp,
+                "one warp merges the warps");
   constexpr int kWarps = kThreads / sw::kWarp;
   __shared__ Top2 warp_best[kWarps];
   const int lane = threadIdx.x % sw::kWarp, warp = threadIdx.x / sw::kWarp;
@@ -145,39 +108,6 @@ __device__ Top2 block_merge_shared(Top2 t) {
   return s[0];
 }
 
-// --- each thread's top-2: a grid-stride pass in increasing index order (insert's precondition)
-
-__device__ __forceinline__ Top2 thread_top2(const int32_t* __restrict__ x, int64_t n) {
-  Top2 t = empty_top2();
-  const int64_t threads = static_cast<int64_t>(gridDim.x) * kBlock;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < n; i += threads) insert(t, x[i], i);
-  return t;
-}
-
-__device__ __forceinline__ void insert4(Top2& t, const int4& q, int64_t i) {
-  insert(t, q.x, i), insert(t, q.y, i + 1), insert(t, q.z, i + 2), insert(t, q.w, i + 3);
-}
-
-// The same with 16-byte loads, kUnroll in flight, then the n % 4 tail. x 16-byte aligned.
-__device__ __forceinline__ Top2 thread_top2_int4(const int32_t* __restrict__ x, int64_t n) {
-  Top2 t = empty_top2();
-  const int4* x4 = reinterpret_cast<const int4*>(x);
-  const int64_t n4 = n / kVec;
-  const int64_t threads = static_cast<int64_t>(gridDim.x) * kBlock;
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x;
-  int64_t v = first;
-  for (; v + (kUnroll - 1) * threads < n4; v += kUnroll * threads) {
-    int4 q[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) q[u] = x4[v + u * threads];  // all loads first
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) insert4(t, q[u], (v + u * threads) * kVec);
-  }
-  for (; v < n4; v += threads) insert4(t, x4[v], v * kVec);
-  for (int64_t e = kVec * n4 + first; e < n; e += threads) insert(t, x[e], e);  // the n % 4 tail
-  return t;
-}
-
 // --- second pass: one block merges `count` first-pass results in a fixed order ---------------
 
 __global__ void __launch_bounds__(kFinalBlock)
@@ -188,16 +118,6 @@ __global__ void __launch_bounds__(kFinalBlock)
   if (threadIdx.x == 0) *out = t;
 }
 
-// First-pass results the buffer holds: one per resident thread, what thread-pairs writes.
-int64_t partial_capacity() {
-  return int64_t{sw::device_attribute<cudaDevAttrMaxThreadsPerMultiProcessor>()} * sw::sm_count();
-}
-
-struct Buffers {
-  sw::DeviceBuffer<Top2> partials{partial_capacity()}, out{1};
-  sw::DeviceBuffer<uint8_t> cub_temp;  // CUB's temporary storage, grown on first use
-};
-
 void launch_final(const Top2* partials, int64_t count, Top2* out) {
   top2_final<<<1, kFinalBlock>>>(partials, count, out);
   CHECK_LAUNCH();
@@ -206,12 +126,14 @@ void launch_final(const Top2* partials, int64_t count, Top2* out) {
 // --- the steps: one first-pass kernel each, then the second pass ------------------------------
 
 // thread-pairs: every thread writes its own top-2; the second pass merges them all.
-__global__ void __launch_bounds__(kBlock) top2_thread_pairs(const int32_t* __restrict__ x, int64_t n, Top2* out) {
+__global__ void __launch_bounds__(kBlock)
+    top2_thread_pairs(const int32_t* __restrict__ x, int64_t n, Top2* out) {
   out[static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x] = thread_top2(x, n);
 }
 int64_t launch_thread_pairs(const int32_t* x, int64_t n, Buffers& b) {
   static const int64_t resident = sw::resident_grid(top2_thread_pairs, kBlock);
-  const int64_t grid = std::min(resident, sw::ceil_div(n, kBlock));  // all resident blocks, fewer for small n
+  const int64_t grid =
+      std::min(resident, sw::ceil_div(n, kBlock));  // all resident blocks, fewer for small n
   top2_thread_pairs<<<grid, kBlock>>>(x, n, b.partials.get());
   CHECK_LAUNCH();
   launch_final(b.partials.get(), grid * kBlock, b.out.get());
@@ -219,7 +141,8 @@ int64_t launch_thread_pairs(const int32_t* x, int64_t n, Buffers& b) {
 }
 
 // shared-tree: the block merges its threads' top-2s in a shared-memory tree.
-__global__ void __launch_bounds__(kBlock) top2_shared_tree(const int32_t* __restrict__ x, int64_t n, Top2* out) {
+__global__ void __launch_bounds__(kBlock)
+    top2_shared_tree(const int32_t* __restrict__ x, int64_t n, Top2* out) {
   const Top2 t = block_merge_shared<kBlock>(thread_top2(x, n));
   if (threadIdx.x == 0) out[blockIdx.x] = t;
 }
@@ -233,7 +156,8 @@ int64_t launch_shared_tree(const int32_t* x, int64_t n, Buffers& b) {
 }
 
 // warp-shuffle: the block merges with shuffles within each warp, then across warps.
-__global__ void __launch_bounds__(kBlock) top2_warp_shuffle(const int32_t* __restrict__ x, int64_t n, Top2* out) {
+__global__ void __launch_bounds__(kBlock)
+    top2_warp_shuffle(const int32_t* __restrict__ x, int64_t n, Top2* out) {
   const Top2 t = block_merge_shuffle<kBlock>(thread_top2(x, n));
   if (threadIdx.x == 0) out[blockIdx.x] = t;
 }
@@ -248,7 +172,8 @@ int64_t launch_warp_shuffle(const int32_t* x, int64_t n, Buffers& b) {
 
 // shuffle-int4: the same merge, 16-byte loads. A start that is not 16-byte aligned
 // falls back to warp-shuffle.
-__global__ void __launch_bounds__(kBlock) top2_shuffle_int4(const int32_t* __restrict__ x, int64_t n, Top2* out) {
+__global__ void __launch_bounds__(kBlock)
+    top2_shuffle_int4(const int32_t* __restrict__ x, int64_t n, Top2* out) {
   const Top2 t = block_merge_shuffle<kBlock>(thread_top2_int4(x, n));
   if (threadIdx.x == 0) out[blockIdx.x] = t;
 }
@@ -262,38 +187,17 @@ int64_t launch_shuffle_int4(const int32_t* x, int64_t n, Buffers& b) {
   return grid;
 }
 
-// --- the vendor: cub::DeviceReduce::Reduce over (value, index) pairs with our merge ------------
-
-struct MergeOp {
-  __host__ __device__ Top2 operator()(const Top2& a, const Top2& b) const { return merge(a, b); }
-};
-struct LoadPair {  // element i as a top-2 with one full slot
-  const int32_t* x;
-  __host__ __device__ Top2 operator()(int64_t i) const { return {x[i], 0, i, kNoIndex}; }
-};
-
-int64_t launch_cub(const int32_t* x, int64_t n, Buffers& b) {
-  const auto pairs = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), LoadPair{x});
-  size_t bytes = 0;
-  CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, bytes, pairs, b.out.get(), n, MergeOp{}, empty_top2()));
-  if (bytes > b.cub_temp.bytes()) b.cub_temp.allocate(static_cast<int64_t>(bytes));  // the first call of a size
-  CUDA_CHECK(cub::DeviceReduce::Reduce(b.cub_temp.get(), bytes, pairs, b.out.get(), n, MergeOp{}, empty_top2()));
-  CHECK_LAUNCH();
-  return 0;  // CUB chooses its own grid
-}
-
 // --- the version table ------------------------------------------------------------------------
 
 struct Version {
   const char* name;
-  int64_t (*launch)(const int32_t* x, int64_t n, Buffers& b);  // answer in b.out; returns the first pass's blocks
+  // Puts the answer in b.out; returns the first pass's blocks.
+  int64_t (*launch)(const int32_t* x, int64_t n, Buffers& b);
   const char* role;
 };
 const Version kVersions[] = {
-    {"cub-reduce-top2", launch_cub, "vendor"},
-    {"thread-pairs", launch_thread_pairs, "step"},
-    {"shared-tree", launch_shared_tree, "step"},
-    {"warp-shuffle", launch_warp_shuffle, "step"},
+    {"cub-reduce-top2", launch_cub, "vendor"},     {"thread-pairs", launch_thread_pairs, "step"},
+    {"shared-tree", launch_shared_tree, "step"},   {"warp-shuffle", launch_warp_shuffle, "step"},
     {"shuffle-int4", launch_shuffle_int4, "step"},
 };
 
@@ -319,7 +223,9 @@ std::vector<ch13::Answer> ch13::run_every_version(const int32_t* d_x, int64_t n)
   return answers;
 }
 
-double ch13::workspace_bytes() { return 2.0 * partial_capacity() * sizeof(Top2); }  // and CUB's, smaller
+double ch13::workspace_bytes() {
+  return 2.0 * partial_capacity() * sizeof(Top2);
+}  // and CUB's, smaller
 
 int main(int argc, char** argv) {
   int64_t n = kDefaultN;
@@ -327,7 +233,8 @@ int main(int argc, char** argv) {
   sw::Cli cli("13_top2", "Top-2: the two largest int32 values and their indices.");
   cli.add_int("--n", &n, 2, sw::kMaxElements, "number of int32 elements (top-2 needs at least 2)");
   cli.add_flag("--large", &large,
-               "instead of the benchmark or the sweep: check every version on 2^31 + 2^20 + 3 elements (ignores --n)");
+               "instead of the benchmark or the sweep: check every version on 2^31 + 2^20 + 3 "
+               "elements (ignores --n)");
   std::vector<std::string> steps;
   for (const Version& v : kVersions)
     if (std::string(v.role) == "step") steps.push_back(v.name);
