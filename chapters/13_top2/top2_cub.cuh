@@ -1,5 +1,5 @@
 // Chapter 13's vendor row: cub::DeviceReduce::Reduce over (value, index) pairs, with the
-// steps' merge (top2_merge.cuh) as its operator. Included by 13_top2.cu.
+// steps' merge (top2_merge.cuh) as its operator. Included once, by 13_top2.cu.
 #pragma once
 
 #include <thrust/iterator/counting_iterator.h>

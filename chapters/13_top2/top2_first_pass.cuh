@@ -1,6 +1,6 @@
 // Chapter 13: the first pass's part that every step shares: each thread's top-2 over its
 // grid-stride range, with 4-byte loads (thread_top2) or 16-byte loads (thread_top2_int4);
-// and the device memory the versions write (Buffers). Included by 13_top2.cu.
+// and the device memory the versions write (Buffers). Included once, by 13_top2.cu.
 #pragma once
 
 #include <cstdint>
