@@ -39,7 +39,6 @@
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
 #include "common/histogram_harness.h"
-#include "common/vec16.cuh"
 
 namespace {
 
@@ -51,19 +50,15 @@ using sw::kWarp;
 constexpr int kSeedThreads = 256;    // the seed's block: one thread per bin
 constexpr int kSeedBlocksPerSm = 2;  // the seed's grid: 2 x SM count
 constexpr int kSeedWarps = kSeedThreads / kWarp;
-// lab shared-privatized: hide begin
-constexpr int kVecThreads = 64;      // 2 warps: with 16 copies, 33 to 37 KiB of shared memory per
-                                     // block, under the 48 KiB every GPU gives without opting in
-constexpr int kVecWarps = kVecThreads / kWarp;
-constexpr int kUnroll = 8;           // 16-byte loads per thread per step of the main loop
-constexpr int kSpreadCopies = 16;    // copies per warp in the spread and adaptive kernels
-constexpr int kHotLanes = 16;        // adaptive: this many lanes agreeing with lane 0 share one copy
-constexpr int kLaneThreads = 1024;   // per-lane: one block per SM, its 32 warps share 32 copies
-static_assert(kLaneThreads >= kBins, "per-lane: one thread per bin in the merge");
-// lab shared-privatized: hide end
+
 // A block's shared counters are 32 bits: no block may see 2^32 bytes. The grid gives
 // each block at most this many, plus one vector per thread and 30 edge bytes.
 constexpr int64_t kMaxBytesPerBlock = int64_t{1} << 31;
+
+// At least enough blocks that none counts more than kMaxBytesPerBlock bytes.
+int64_t grid_for(int64_t n, int64_t blocks) {
+  return std::max(blocks, sw::ceil_div(n, kMaxBytesPerBlock));
+}
 
 static_assert(kSeedThreads == kBins, "the seed's kernel has one thread per bin");
 
@@ -92,211 +87,10 @@ __device__ void count_bytes(const uint8_t* __restrict__ in, int64_t n, HistCount
 
 // seed-2xsm and shared-full-grid: one histogram per block.
 __global__ void __launch_bounds__(kSeedThreads)
-histogram_shared(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
+    histogram_shared(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
   __shared__ uint32_t sub[1][kBins];
   count_bytes<1>(in, n, hist, sub, 0);
 }
-
-// per-warp: one histogram per warp.
-__global__ void __launch_bounds__(kSeedThreads)
-histogram_per_warp(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
-  __shared__ uint32_t sub[kSeedWarps][kBins];
-  count_bytes<kSeedWarps>(in, n, hist, sub, threadIdx.x / kWarp);
-}
-
-// The later steps hold the lab task's answer (zero, count, merge): a student copy of
-// the histogram track leaves them out, from here to the launches.
-// lab shared-privatized: hide begin
-
-// --- 16-byte loads: the pieces ------------------------------------------------------------
-
-// Counts the 16 bytes of v into one copy of a [kBins][kStride] sub-histogram:
-// bin b of this copy is column[b * kStride].
-template <int kStride>
-__device__ __forceinline__ void count16(uint32_t* column, uint4 v) {
-  const uint32_t words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-  for (int k = 0; k < 4; ++k)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) atomicAdd(&column[((words[k] >> (8 * j)) & 0xFFu) * kStride], 1u);
-}
-
-// Phase 1 of a 16-byte kernel with kThreads per block: this thread's bytes into
-// `column`, kUnroll loads per step, then their atomics (in the SASS, 3 or 4 loads stay
-// in flight at 32 registers per thread, 5 to 8 at 56); head and tail bytes one at a
-// time (sw::for_each_vec16).
-template <int kThreads, int kStride>
-__device__ void count_vec16(const uint8_t* __restrict__ in, int64_t n, uint32_t* column) {
-  sw::for_each_vec16<kThreads, kUnroll>(
-      in, n, [&](uint8_t byte) { atomicAdd(&column[byte * kStride], 1u); },
-      [&](const uint4 (&v)[kUnroll]) {
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) count16<kStride>(column, v[u]);
-      },
-      [&](uint4 v) { count16<kStride>(column, v); });
-}
-
-// Bin `bin` of a [kBins][kCopies] sub-histogram, summed over its copies, read
-// from copy `rot` on so that the lanes of a warp (different rot) hit different banks.
-template <int kCopies>
-__device__ uint32_t sum_copies(const uint32_t* sub, int bin, int rot) {
-  uint32_t sum = 0;
-  for (int c = 0; c < kCopies; ++c) sum += sub[bin * kCopies + (c + rot) % kCopies];
-  return sum;
-}
-
-// Phase 2 of the per-warp kernels: the block's totals to global memory.
-__device__ void add_block_totals(const uint32_t* block_total, HistCount* hist) {
-  __syncthreads();
-  for (int bin = threadIdx.x; bin < kBins; bin += kVecThreads)
-    if (block_total[bin]) atomicAdd(&hist[bin], HistCount{block_total[bin]});
-}
-
-// --- 16-byte loads, copies per warp: per-warp-vec16 and spread16-vec16 --------------------
-
-// Each warp owns a [kBins][kCopies] sub-histogram; lane l counts in copy l % kCopies.
-// With one copy the bank of a lane's atomic is set by its byte alone, so 32 random
-// bytes collide in a few banks; with 16 copies, only lanes l and l + 16 can share a bank.
-template <int kCopies>
-__device__ void per_warp_copies(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
-  extern __shared__ uint32_t smem[];  // [kBins] block totals, then the warps' sub-histograms
-  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  uint32_t* block_total = smem;
-  uint32_t* sub = smem + kBins + warp * kBins * kCopies;
-  for (int i = threadIdx.x; i < kBins * (1 + kVecWarps * kCopies); i += kVecThreads) smem[i] = 0;
-  __syncthreads();
-  count_vec16<kVecThreads, kCopies>(in, n, sub + lane % kCopies);
-  __syncwarp();
-  for (int bin = lane; bin < kBins; bin += kWarp) {
-    const uint32_t sum = sum_copies<kCopies>(sub, bin, lane);
-    if (sum) atomicAdd(&block_total[bin], sum);
-  }
-  add_block_totals(block_total, hist);
-}
-
-__global__ void __launch_bounds__(kVecThreads)
-histogram_per_warp_vec16(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
-  per_warp_copies<1>(in, n, hist);
-}
-
-__global__ void __launch_bounds__(kVecThreads)
-histogram_spread16_vec16(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
-  per_warp_copies<kSpreadCopies>(in, n, hist);
-}
-
-// --- the vote: adaptive-vec16 and adaptive-runs-vec16 -------------------------------------
-
-// adaptive-vec16's hot path: the vector into the warp's plain [kBins] histogram,
-// where atomics from many lanes to one address merge.
-struct HotPlain {
-  static constexpr int kWords = kBins;  // the plain histogram
-  uint32_t* plain;
-  __device__ void count(uint4 x) const { count16<1>(plain, x); }
-  __device__ uint32_t total(int bin) const { return plain[bin]; }
-};
-
-// adaptive-runs-vec16's: 16 equal bytes (x.x is its byte 0 repeated, and so are
-// y, z, w) count as one run, in a second [kBins] array. Only when every lane has a
-// run, so that the warp never executes both paths.
-struct HotRuns {
-  static constexpr int kWords = 2 * kBins;  // the plain histogram, then runs per byte value
-  uint32_t* plain;
-  __device__ void count(uint4 x) const {
-    const bool run = x.x == x.y && x.x == x.z && x.x == x.w && x.x == __byte_perm(x.x, 0, 0);
-    if (__all_sync(kFullMask, run))
-      atomicAdd(&plain[kBins + (x.x & 0xFFu)], 1u);
-    else
-      count16<1>(plain, x);
-  }
-  __device__ uint32_t total(int bin) const { return plain[bin] + 16 * plain[kBins + bin]; }
-};
-
-// spread16-vec16's copies plus Hot's arrays per warp. A warp whose lanes mostly
-// start their first vector with lane 0's byte counts its next kUnroll vectors on Hot's path.
-template <class Hot>
-__device__ void adaptive(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
-  constexpr int kWarpWords = kBins * kSpreadCopies + Hot::kWords;
-  extern __shared__ uint32_t smem[];  // [kBins] block totals, then kWarpWords per warp
-  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  uint32_t* block_total = smem;
-  uint32_t* sub = smem + kBins + warp * kWarpWords;
-  const Hot hot{sub + kBins * kSpreadCopies};
-  for (int i = threadIdx.x; i < kBins + kVecWarps * kWarpWords; i += kVecThreads) smem[i] = 0;
-  __syncthreads();
-
-  uint32_t* column = sub + lane % kSpreadCopies;
-  sw::for_each_vec16<kVecThreads, kUnroll>(
-      in, n, [&](uint8_t byte) { atomicAdd(&column[byte * kSpreadCopies], 1u); },
-      [&](const uint4 (&v)[kUnroll]) {  // the whole warp is here
-        const uint32_t mine = v[0].x & 0xFFu;
-        const uint32_t lead = __shfl_sync(kFullMask, mine, 0);
-        if (__popc(__ballot_sync(kFullMask, mine == lead)) >= kHotLanes) {  // the same for all lanes
-#pragma unroll
-          for (int u = 0; u < kUnroll; ++u) hot.count(v[u]);
-        } else {
-#pragma unroll
-          for (int u = 0; u < kUnroll; ++u) count16<kSpreadCopies>(column, v[u]);
-        }
-      },
-      [&](uint4 v) { count16<kSpreadCopies>(column, v); });
-
-  __syncwarp();
-  for (int bin = lane; bin < kBins; bin += kWarp) {
-    const uint32_t sum = hot.total(bin) + sum_copies<kSpreadCopies>(sub, bin, lane);
-    if (sum) atomicAdd(&block_total[bin], sum);
-  }
-  add_block_totals(block_total, hist);
-}
-
-__global__ void __launch_bounds__(kVecThreads)
-histogram_adaptive_vec16(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
-  adaptive<HotPlain>(in, n, hist);
-}
-
-__global__ void __launch_bounds__(kVecThreads)
-histogram_adaptive_runs_vec16(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
-  adaptive<HotRuns>(in, n, hist);
-}
-
-// --- per-lane-vec16: one copy per lane index, shared by the block's warps --------------------
-
-// The block's [kBins][32] sub-histogram: bin b of copy c is word b * 32 + c, in
-// bank c, and lane l of every warp counts in copy l. The 32 lanes of one atomic
-// instruction therefore always hit 32 different banks: one pass, whatever the
-// bytes. Warps share the copies safely, since the adds are atomic: 32 KiB per block
-// however many warps, where spread16's 16 copies cost 16 KiB per warp. One block
-// of 1024 threads per SM: 56 registers each, room for 5 to 8 loads in flight.
-__global__ void __launch_bounds__(kLaneThreads, 1)
-histogram_per_lane_vec16(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
-  extern __shared__ uint32_t sub[];  // [kBins][kWarp]
-  for (int i = threadIdx.x; i < kBins * kWarp; i += kLaneThreads) sub[i] = 0;
-  __syncthreads();
-  count_vec16<kLaneThreads, kWarp>(in, n, sub + threadIdx.x % kWarp);
-  __syncthreads();
-  // Thread `bin` adds the bin's 32 copies, starting at copy `bin`: distinct banks
-  // again. Every copy, and their sum, counts bytes of this block only: below 2^32
-  // (see kMaxBytesPerBlock), so the 32-bit words cannot wrap.
-  for (int bin = threadIdx.x; bin < kBins; bin += kLaneThreads) {
-    const uint32_t total = sum_copies<kWarp>(sub, bin, bin);
-    if (total) atomicAdd(&hist[bin], HistCount{total});
-  }
-}
-
-// lab shared-privatized: hide end
-
-// --- launches ---------------------------------------------------------------------------
-
-// At least enough blocks that none counts more than kMaxBytesPerBlock bytes.
-int64_t grid_for(int64_t n, int64_t blocks) { return std::max(blocks, sw::ceil_div(n, kMaxBytesPerBlock)); }
-
-// lab shared-privatized: hide begin
-// A 16-byte kernel's grid: one full wave (`resident` blocks), but no more blocks
-// than there are vectors to give one to each thread.
-int64_t vec16_grid(int64_t n, int threads, int64_t resident) {
-  return grid_for(n, std::clamp<int64_t>(sw::ceil_div(n / 16, threads), 1, resident));
-}
-
-// lab shared-privatized: hide end
 
 void launch_seed_2xsm(const uint8_t* in, int64_t n, HistCount* hist) {
   const int64_t blocks = grid_for(n, kSeedBlocksPerSm * sw::sm_count());
@@ -312,6 +106,13 @@ void launch_shared_full_grid(const uint8_t* in, int64_t n, HistCount* hist) {
   CHECK_LAUNCH();
 }
 
+// per-warp: one histogram per warp.
+__global__ void __launch_bounds__(kSeedThreads)
+    histogram_per_warp(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
+  __shared__ uint32_t sub[kSeedWarps][kBins];
+  count_bytes<kSeedWarps>(in, n, hist, sub, threadIdx.x / kWarp);
+}
+
 void launch_per_warp(const uint8_t* in, int64_t n, HistCount* hist) {
   static const int64_t resident = sw::resident_grid(histogram_per_warp, kSeedThreads);
   CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
@@ -319,65 +120,30 @@ void launch_per_warp(const uint8_t* in, int64_t n, HistCount* hist) {
   CHECK_LAUNCH();
 }
 
-// lab shared-privatized: hide begin
-void launch_per_warp_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
-  constexpr size_t smem = sizeof(uint32_t) * kBins * (1 + kVecWarps);  // totals + a copy per warp
-  static const int64_t resident = sw::resident_grid(histogram_per_warp_vec16, kVecThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
-  histogram_per_warp_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n, hist);
-  CHECK_LAUNCH();
-}
-
-void launch_spread16_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
-  constexpr size_t smem = sizeof(uint32_t) * kBins * (1 + kVecWarps * kSpreadCopies);
-  static const int64_t resident = sw::resident_grid(histogram_spread16_vec16, kVecThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
-  histogram_spread16_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n, hist);
-  CHECK_LAUNCH();
-}
-
-void launch_adaptive_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
-  constexpr size_t smem = sizeof(uint32_t) * (kBins + kVecWarps * (kBins * kSpreadCopies + HotPlain::kWords));
-  static const int64_t resident = sw::resident_grid(histogram_adaptive_vec16, kVecThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
-  histogram_adaptive_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n, hist);
-  CHECK_LAUNCH();
-}
-
-void launch_adaptive_runs_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
-  constexpr size_t smem = sizeof(uint32_t) * (kBins + kVecWarps * (kBins * kSpreadCopies + HotRuns::kWords));
-  static const int64_t resident = sw::resident_grid(histogram_adaptive_runs_vec16, kVecThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
-  histogram_adaptive_runs_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n, hist);
-  CHECK_LAUNCH();
-}
-
-void launch_per_lane_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
-  constexpr size_t smem = sizeof(uint32_t) * kBins * kWarp;  // 32 copies: 32 KiB
-  static const int64_t resident = sw::resident_grid(histogram_per_lane_vec16, kLaneThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
-  histogram_per_lane_vec16<<<vec16_grid(n, kLaneThreads, resident), kLaneThreads, smem>>>(in, n, hist);
-  CHECK_LAUNCH();
-}
-// lab shared-privatized: hide end
-
 }  // namespace
+
+// The later steps hold the lab task's answer (zero, count, merge): they are in
+// histogram_vec16.cuh, whose code a student copy of the histogram track leaves out.
+// lab shared-privatized: hide begin
+#include "histogram_vec16.cuh"  // the 16-byte steps, per-warp-vec16 to per-lane-vec16
+// lab shared-privatized: hide end
 
 // The harness runs CUB first, then these steps, on each input.
 int main(int argc, char** argv) {
-  const sw::HistChapter chapter = {
-      "08_histogram_privatized", "256-bin byte histogram with privatized shared-memory counters.", "08",
-      {
-          {"seed-2xsm", launch_seed_2xsm},
-          {"shared-full-grid", launch_shared_full_grid},
-          {"per-warp", launch_per_warp},
-          // lab shared-privatized: hide begin
-          {"per-warp-vec16", launch_per_warp_vec16},
-          {"spread16-vec16", launch_spread16_vec16},
-          {"adaptive-vec16", launch_adaptive_vec16},
-          {"adaptive-runs-vec16", launch_adaptive_runs_vec16},
-          {"per-lane-vec16", launch_per_lane_vec16},
-          // lab shared-privatized: hide end
-      }};
+  const sw::HistChapter chapter = {"08_histogram_privatized",
+                                   "256-bin byte histogram with privatized shared-memory counters.",
+                                   "08",
+                                   {
+                                       {"seed-2xsm", launch_seed_2xsm},
+                                       {"shared-full-grid", launch_shared_full_grid},
+                                       {"per-warp", launch_per_warp},
+                                       // lab shared-privatized: hide begin
+                                       {"per-warp-vec16", launch_per_warp_vec16},
+                                       {"spread16-vec16", launch_spread16_vec16},
+                                       {"adaptive-vec16", launch_adaptive_vec16},
+                                       {"adaptive-runs-vec16", launch_adaptive_runs_vec16},
+                                       {"per-lane-vec16", launch_per_lane_vec16},
+                                       // lab shared-privatized: hide end
+                                   }};
   return sw::run_chapter(argc, argv, chapter);
 }
