@@ -117,6 +117,11 @@ def overlay(student, tree, tasks):
     return problems, originals
 
 
+def task_level(task):
+    """0 for a task that needs no other, else one more than the deepest task it needs."""
+    return 1 + max(task_level(T.task(r)) for r in task.requires) if task.requires else 0
+
+
 def chapters_of(tasks):
     return list(dict.fromkeys(c.chapter for t in tasks for c in t.checks))
 
@@ -281,30 +286,46 @@ class Grader:
         # Submissions whose code for a task is the same (every region its checks compile,
         # the same defences) get one run of the checks: a self-test's packs share the
         # reference's code for most tasks. (Not for a stability run, which is the repeat.)
-        groups = {}
-        for item in items:
-            key = self.code_key(*item) if self.reuse else id(item)
-            groups.setdefault(key, []).append(item)
+        # Tasks run in the order of their requirements: a task whose required task did not
+        # pass is NOT_RUN without running (its checks would run that broken code too, and a
+        # broken look-back can hang until the time limit).
         start = time.monotonic()
-        with concurrent.futures.ThreadPoolExecutor(max(1, self.a.parallel)) as pool:
-            for (sub, task), res in pool.map(one, [members[0] for members in groups.values()]):
+        for level in sorted({task_level(t) for t in self.tasks}):
+            groups = {}
+            for sub, task in items:
+                if task_level(task) != level:
+                    continue
+                blocked = [req for req in task.requires if results[(sub.name, req)].status != "PASS"]
+                if blocked:
+                    own = one((sub, task))[1] if self.known_without_running(sub, task) else None
+                    results[(sub.name, task.id)] = own if own and own.status in ("NOT_IMPLEMENTED", "BUILD_FAIL") \
+                        else self.not_run(sub, task, blocked, results)
+                    continue
                 key = self.code_key(sub, task) if self.reuse else id((sub, task))
-                for other, t in groups.get(key, [(sub, task)]):
-                    copy = dataclasses.replace(res, sources=regions.sources_digest(other, t))
-                    results[(other.name, t.id)] = copy
-                    self.same_code[(other.name, t.id)] = (sub.name, task.id)
-                print(f"  checked {sub.name}/{task.id}: {res.status} ({time.monotonic() - start:.0f} s)"
-                      + (f", the same code as {len(groups.get(key, [])) - 1} more" if len(groups.get(key, [])) > 1
-                         else ""), flush=True)
-        for sub in subs:  # a task whose checks run a required task's stub
-            for task in self.tasks:
-                res = results[(sub.name, task.id)]
-                if any(results[(sub.name, req)].status in ("NOT_IMPLEMENTED", "BUILD_FAIL") for req in task.requires) \
-                        and res.status not in ("NOT_IMPLEMENTED", "BUILD_FAIL"):
-                    results[(sub.name, task.id)] = TaskResult(
-                        task.id, status="NOT_RUN", sources=res.sources, seed=self.a.seed,
-                        detail=f"needs {', '.join(task.requires)} written first (its checks run that code too)")
+                groups.setdefault(key, []).append((sub, task))
+            with concurrent.futures.ThreadPoolExecutor(max(1, self.a.parallel)) as pool:
+                for (sub, task), res in pool.map(one, [members[0] for members in groups.values()]):
+                    members = next(m for m in groups.values() if m[0] == (sub, task))
+                    for other, t in members:
+                        copy = dataclasses.replace(res, sources=regions.sources_digest(other, t))
+                        results[(other.name, t.id)] = copy
+                        self.same_code[(other.name, t.id)] = (sub.name, task.id)
+                    print(f"  checked {sub.name}/{task.id}: {res.status} ({time.monotonic() - start:.0f} s)"
+                          + (f", the same code as {len(members) - 1} more" if len(members) > 1 else ""), flush=True)
         return results
+
+    def known_without_running(self, sub, task):
+        """Whether the task's status is settled before any run: a stub, a static finding,
+        or a chapter of its checks that did not build."""
+        early, built = self.builds[sub.name]
+        return task.id in early or any(not built.get(c.chapter, (False,))[0] for c in task.checks)
+
+    def not_run(self, sub, task, blocked, results):
+        """NOT_RUN: a required task is not written, does not build or does not pass."""
+        why = "; ".join(f"{req} is {results[(sub.name, req)].status}" for req in blocked)
+        return TaskResult(task.id, status="NOT_RUN", sources=regions.sources_digest(sub, task), seed=self.a.seed,
+                          detail=f"needs {', '.join(task.requires)} to pass first, since its checks run that code "
+                                 f"too ({why})")
 
     def code_key(self, sub, task):
         """What a task's checks depend on in a submission: every region body in the

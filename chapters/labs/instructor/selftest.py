@@ -53,9 +53,17 @@ def apply(tree, task, m):
     raise SystemExit(f"error: {task.id}/{m.name}: its text is not in a region of {m.file}")
 
 
+def related(a, b):
+    """Whether task a needs task b or b needs a, directly or through another task."""
+    def needs(x, y):
+        return any(r == y.id or needs(T.task(r), y) for r in x.requires)
+    return needs(a, b) or needs(b, a)
+
+
 def pack(track, catalogue):
-    """Few submissions: one entry per task per submission, and none in a file that
-    another task of the same submission compiles."""
+    """Few submissions: one entry per task per submission, none in a file that another
+    task of the same submission compiles, and no two tasks of which one needs the other
+    (a task whose required task fails is NOT_RUN, which would hide its own grade)."""
     tasks = {t.id: t for t in T.track_tasks(track)}
     files = {tid: {r.file for r in t.regions} | {f"chapters/{c.chapter}/" for c in t.checks}
              for tid, t in tasks.items()}
@@ -66,13 +74,31 @@ def pack(track, catalogue):
         for m in entries:
             for p in packs:
                 clash = any(other.file in files[tid] or any(m.file.startswith(d) for d in files[o] if d.endswith("/"))
-                            or m.file in files[o] for o, other in p.items())
+                            or m.file in files[o] or related(tasks[tid], tasks[o]) for o, other in p.items())
                 if tid not in p and not clash:
                     p[tid] = m
                     break
             else:
                 packs.append({tid: m})
     return packs
+
+
+def propagate(tasks, per_task):
+    """The expected grades of one submission once its tasks' requirements are applied:
+    a task that needs a task not expected to pass is NOT_RUN, unless it is itself a stub
+    or does not build (the grader's rule; see grade.Grader.check_all)."""
+    for t in sorted(tasks, key=grade.task_level):
+        want = per_task.get(t.id)
+        if want is None or not t.requires:
+            continue
+        req = [per_task[r]["status"].split("|") for r in t.requires if r in per_task]
+        if not any(s != ["PASS"] for s in req) or want["status"] in ("NOT_IMPLEMENTED", "BUILD_FAIL"):
+            continue
+        blocked = [r for r, s in zip(t.requires, req) if s != ["PASS"]]
+        may_pass = all("PASS" in s for s in req)  # every required task may still pass: either grade
+        per_task[t.id] = {"status": f"{want['status']}|NOT_RUN" if may_pass else "NOT_RUN",
+                          "mistake": want.get("mistake") or f"needs {', '.join(blocked)}"}
+    return per_task
 
 
 def ghost(tree, task):
@@ -95,11 +121,18 @@ def plant(track, dest):
     expected["reference"] = {t.id: {"status": "PASS"} for t in tasks}
     export(track, dest / "stubs")
     expected["stubs"] = {t.id: {"status": "NOT_IMPLEMENTED"} for t in tasks}
-    export(track, dest / "ghosts", reference=True)
-    expected["ghosts"] = {}
-    for t in tasks:
-        ghost(dest / "ghosts", t)
-        expected["ghosts"][t.id] = {"status": "FAIL|CRASH", "mistake": "ghost"}
+    # Ghosts in as few submissions as the packing rule allows: a task that needs another
+    # is ghosted beside that task's reference code, so its own checks run.
+    ghost_packs = pack(track, {t.id: [Namespace(file=t.regions[0].file)] for t in tasks})
+    for k, p in enumerate(ghost_packs, 1):
+        name = "ghosts" if len(ghost_packs) == 1 else f"ghosts-{k}"
+        export(track, dest / name, reference=True)
+        expected[name] = {}
+        for t in tasks:
+            if t.id in p:
+                ghost(dest / name, t)
+            expected[name][t.id] = {"status": "FAIL|CRASH", "mistake": "ghost"} if t.id in p else {"status": "PASS"}
+        propagate(tasks, expected[name])
     needs = [t for t in tasks if t.requires]
     if needs:  # a task whose checks run a required task that is still the stub: NOT_RUN
         export(track, dest / "partial", reference=True)
@@ -138,6 +171,7 @@ def plant(track, dest):
                     expected[again] = {t.id: {"status": e.expect_without, "says": e.says_without,
                                               "mistake": f"{e.name} (without {', '.join(e.without)})"}}
                     passes.append((again, e.without))
+            propagate(tasks, expected[name])
     return expected, passes
 
 

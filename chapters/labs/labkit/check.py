@@ -391,11 +391,11 @@ def physical_floor(rec, device):
     """Why a timed row cannot be right, or "": faster than the DRAM can deliver its
     bytes, or a wrong result or a gap in a graded timing."""
     extra = rec.get("extra") or {}
-    if not rec.get("ok", True):
-        return "the result of a timed call was wrong (right when checked before timing)"
-    if extra.get("graded_gaps"):
+    if extra.get("graded_gaps"):  # checked first: a gap also clears the row's ok
         return (f"the timed window missed work: the device was busy {extra.get('graded_gap_ms', 0):.3f} ms after the "
                 "stop event (another stream or a host thread?)")
+    if not rec.get("ok", True):
+        return "the result of a timed call was wrong (right when checked before timing)"
     peak = (device or {}).get("theoretical_gbps")
     if peak and rec.get("gbps", 0) > peak:
         return (f"timed at {rec['gbps']:.0f} GB/s, above the {peak:.0f} GB/s the DRAM can deliver: the timed calls "
