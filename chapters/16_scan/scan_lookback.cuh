@@ -11,47 +11,36 @@
 //   publish, read_status  the status word of a tile: a flag and a value in 64 bits
 //   lookback_prefix       a tile's prefix from its predecessors' status words
 //   scan_lookback         the single-pass scan (decoupled look-back, 16-byte loads)
+// It includes the tile's loads and stores (scan_tile_io.cuh) and the launchers'
+// choices and helpers (scan_launch.cuh).
 #pragma once
 
-#include <cuda/atomic>
-
-#include <climits>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
+#include <cuda/atomic>
 #include <type_traits>
-#include <vector>
 
-#include "common/check.h"
 #include "common/cuda_utils.cuh"
+#include "scan_launch.cuh"
+#include "scan_tile_io.cuh"
 
 namespace ch16 {
 
-using Count = unsigned long long;  // element counts and offsets: 64-bit everywhere
-constexpr int kMaxBlock = 1024;
-constexpr int kMaxWarps = kMaxBlock / sw::kWarp;
-constexpr int kMaxLookbackBlock = 512;  // the single-pass kernels' __launch_bounds__
-
 // --- values ------------------------------------------------------------------------------
-
-// V consecutive elements, loaded and stored as one access (16 bytes when V = 16 / sizeof(T)).
-template <class T, int V>
-struct alignas(sizeof(T) * V) Vec {
-  T v[V];
-};
-template <class T>
-constexpr int kVec16 = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte access
 
 // A tile's value as the 62 bits of a status word, and back (see publish).
 template <class T>
 __device__ __forceinline__ Count to_bits(T v) {
-  if constexpr (std::is_same_v<T, float>) return __float_as_uint(v);
-  else return static_cast<Count>(v);
+  if constexpr (std::is_same_v<T, float>)
+    return __float_as_uint(v);
+  else
+    return static_cast<Count>(v);
 }
 template <class T>
 __device__ __forceinline__ T from_bits(Count b) {
-  if constexpr (std::is_same_v<T, float>) return __uint_as_float(static_cast<unsigned>(b));
-  else return static_cast<T>(b);
+  if constexpr (std::is_same_v<T, float>)
+    return __uint_as_float(static_cast<unsigned>(b));
+  else
+    return static_cast<T>(b);
 }
 
 // --- warp and block scans -------------------------------------------------------------------
@@ -106,70 +95,6 @@ __device__ T block_exclusive_scan(T v, T* total) {
 
 // --- tiles ----------------------------------------------------------------------------------
 
-// Elements one block scans: its threads x rows x V.
-__host__ __device__ constexpr int64_t tile_items(int block, int rows, int vec) { return int64_t{block} * rows * vec; }
-
-// The kRows rows of this lane in `tile`, from `in`; elements past n read as T{} (0).
-// A whole tile loads every row with one V-wide access; the last tile checks each element.
-template <class T, int V, int kRows>
-__device__ __forceinline__ void load_rows(const T* __restrict__ in, int64_t n, int64_t first, bool whole,
-                                          Vec<T, V> (&x)[kRows]) {
-  constexpr int kRow = sw::kWarp * V;
-  if (whole) {
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) x[r] = *reinterpret_cast<const Vec<T, V>*>(in + first + r * kRow);
-  } else {
-#pragma unroll
-    for (int r = 0; r < kRows; ++r)
-#pragma unroll
-      for (int k = 0; k < V; ++k) {
-        const int64_t i = first + r * kRow + k;
-        x[r].v[k] = i < n ? in[i] : T{};
-      }
-  }
-}
-
-// One V-wide store; 16 bytes go out as one uint4 store (__stwb: the default
-// write-back policy), which the compiler cannot split into four.
-template <class T, int V>
-__device__ __forceinline__ void store_vec(T* p, const Vec<T, V>& y) {
-  if constexpr (sizeof(Vec<T, V>) == sizeof(uint4)) {
-    uint4 u;
-    memcpy(&u, &y, sizeof u);
-    __stwb(reinterpret_cast<uint4*>(p), u);
-  } else {
-    *reinterpret_cast<Vec<T, V>*>(p) = y;
-  }
-}
-
-template <class T, int V, int kRows>
-__device__ __forceinline__ void store_rows(T* __restrict__ out, int64_t n, int64_t first, bool whole,
-                                           const Vec<T, V> (&y)[kRows]) {
-  constexpr int kRow = sw::kWarp * V;
-  if (whole) {
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) store_vec(out + first + r * kRow, y[r]);
-  } else {
-#pragma unroll
-    for (int r = 0; r < kRows; ++r)
-#pragma unroll
-      for (int k = 0; k < V; ++k)
-        if (first + r * kRow + k < n) out[first + r * kRow + k] = y[r].v[k];
-  }
-}
-
-// This lane's first element in `tile` (row 0), and whether the tile lies inside [0, n).
-template <int V, int kRows>
-__device__ __forceinline__ int64_t lane_first(int64_t tile) {
-  const int64_t items = tile_items(blockDim.x, kRows, V);
-  const int warp = threadIdx.x / sw::kWarp, lane = threadIdx.x % sw::kWarp;
-  return tile * items + (int64_t{warp} * kRows * sw::kWarp + lane) * V;
-}
-template <int V, int kRows>
-__device__ __forceinline__ bool tile_whole(int64_t tile, int64_t n) {
-  return (tile + 1) * tile_items(blockDim.x, kRows, V) <= n;
-}
-
 // The block's step of a tile: each warp's total (the same in all its lanes) through
 // shared memory; returns the sum of the warps before this one, and *aggregate the
 // tile's, in every thread, both added in warp order.
@@ -194,8 +119,8 @@ __device__ __forceinline__ T warps_before(T warp_total, T* aggregate) {
 // in every thread, the sum of everything before the tile (the look-back, a precomputed
 // offset, or 0). Inclusive: out[i] = in[0] + ... + in[i]; exclusive: up to in[i - 1].
 template <class T, int V, int kRows, class Prefix>
-__device__ __forceinline__ void scan_tile(const T* __restrict__ in, T* __restrict__ out, int64_t n, int64_t tile,
-                                          bool inclusive, Prefix&& tile_prefix) {
+__device__ __forceinline__ void scan_tile(const T* __restrict__ in, T* __restrict__ out, int64_t n,
+                                          int64_t tile, bool inclusive, Prefix&& tile_prefix) {
   const int64_t first = lane_first<V, kRows>(tile);
   const bool whole = tile_whole<V, kRows>(tile, n);
   Vec<T, V> x[kRows];
@@ -293,7 +218,8 @@ __device__ __forceinline__ T warp_lookback(Count* status, int64_t tile) {
     const int64_t p = window_end - sw::kWarp + lane;
     TileStatus s;
     do {
-      s = p >= 0 ? read_status(status + p) : TileStatus{kInclusive, 0};  // before tile 0: the identity
+      s = p >= 0 ? read_status(status + p)
+                 : TileStatus{kInclusive, 0};  // before tile 0: the identity
     } while (__any_sync(sw::kFullMask, s.flag == kInvalid));
     const unsigned inclusive = __ballot_sync(sw::kFullMask, s.flag == kInclusive);
     const int nearest = inclusive ? sw::kWarp - 1 - __clz(inclusive) : -1;
@@ -338,86 +264,35 @@ __device__ __forceinline__ T lookback_prefix(Count* status, int64_t tile, T aggr
 // The whole single-pass scan of one tile: a ticket, the tile's scan, its look-back.
 // `state` is the ticket counter followed by one status word per tile, all zero.
 template <class T, int V, int kRows, Lookback kMode>
-__device__ __forceinline__ void single_pass(const T* __restrict__ in, T* __restrict__ out, int64_t n, bool inclusive,
-                                            Count* state) {
+__device__ __forceinline__ void single_pass(const T* __restrict__ in, T* __restrict__ out,
+                                            int64_t n, bool inclusive, Count* state) {
   const int64_t tile = draw_tile(state);
-  scan_tile<T, V, kRows>(in, out, n, tile, inclusive,
-                         [&](T aggregate) { return lookback_prefix<T, kMode>(state + 1, tile, aggregate); });
+  scan_tile<T, V, kRows>(in, out, n, tile, inclusive, [&](T aggregate) {
+    return lookback_prefix<T, kMode>(state + 1, tile, aggregate);
+  });
 }
 
 // Step 8 of chapter 16, used by chapters 17 and 18: decoupled look-back, 16-byte loads.
 template <class T, int kRows>
 __global__ void __launch_bounds__(kMaxLookbackBlock)
-    scan_lookback(const T* __restrict__ in, T* __restrict__ out, int64_t n, bool inclusive, Count* state) {
+    scan_lookback(const T* __restrict__ in, T* __restrict__ out, int64_t n, bool inclusive,
+                  Count* state) {
   single_pass<T, kVec16<T>, kRows, Lookback::kDecoupled>(in, out, n, inclusive, state);
-}
-
-// --- launching ------------------------------------------------------------------------------
-
-// A list of the values a template parameter is compiled for: list() for the command
-// line, dispatch(v, f) calls f(std::integral_constant<int, v>{}) at run time.
-template <int... kValues>
-struct Choices {
-  static std::vector<int> list() { return {kValues...}; }
-  template <class F>
-  static void dispatch(int v, F&& f) {
-    const bool found = ((v == kValues ? (f(std::integral_constant<int, kValues>{}), true) : false) || ...);
-    if (!found) {
-      std::fprintf(stderr, "error: no kernel compiled for %d\n", v);
-      std::exit(1);
-    }
-  }
-};
-
-// The rows per warp the scan kernels are compiled for (--tile-rows), the block sizes
-// they take (--block, a run-time value), and the defaults.
-using ScanRows = Choices<1, 2, 4, 8>;
-constexpr int kBlockChoices[] = {32, 64, 128, 256, 512};
-constexpr int kDefaultRows = 4;     // 16 elements per thread with 16-byte loads
-constexpr int kDefaultBlock = 256;  // a tile of 4096 four-byte elements
-
-// Tiles of this shape over n, checked against gridDim.x's limit.
-inline unsigned tile_count(int64_t n, int block, int rows, int vec) {
-  const int64_t tiles = sw::ceil_div(n, tile_items(block, rows, vec));
-  if (tiles < 1 || tiles > INT_MAX) {
-    std::fprintf(stderr, "error: %lld tiles do not fit in gridDim.x\n", static_cast<long long>(tiles));
-    std::exit(1);
-  }
-  return static_cast<unsigned>(tiles);
-}
-
-// Zeroes the ticket and the tiles' status words on `stream` (part of every scan).
-inline void clear_state(Count* state, int64_t tiles, cudaStream_t stream) {
-  CUDA_CHECK(cudaMemsetAsync(state, 0, static_cast<size_t>(tiles + 1) * sizeof(Count), stream));
-}
-
-// Zeroes the ticket and status words, then launches pick(rows)'s kernel (a single-pass
-// scan compiled for those rows, one of Rows) over the tiles of n. `state` holds at least tiles + 1
-// words. Returns the number of tiles: the tickets the launch must draw.
-template <class T, int V, class Rows = ScanRows, class Pick>
-int64_t launch_single_pass(Pick&& pick, const T* in, T* out, int64_t n, bool inclusive, int rows, int block,
-                           Count* state, cudaStream_t stream) {
-  const unsigned tiles = tile_count(n, block, rows, V);
-  clear_state(state, tiles, stream);
-  Rows::dispatch(rows, [&](auto r) {
-    const auto kernel = pick(r);
-    kernel<<<tiles, block, 0, stream>>>(in, out, n, inclusive, state);
-    CHECK_LAUNCH();
-  });
-  return tiles;
 }
 
 // The single-pass scan with 16-byte loads, rows from ScanRows (chapter 16's step
 // lookback-vec); kRows given, only that one is compiled (chapters 17 and 18).
 template <class T, int kRows = 0>
-int64_t launch_scan_lookback(const T* in, T* out, int64_t n, bool inclusive, int rows, int block, Count* state,
-                             cudaStream_t stream) {
+int64_t launch_scan_lookback(const T* in, T* out, int64_t n, bool inclusive, int rows, int block,
+                             Count* state, cudaStream_t stream) {
   if constexpr (kRows > 0) {
     const auto pick = [](auto) { return scan_lookback<T, kRows>; };
-    return launch_single_pass<T, kVec16<T>, Choices<kRows>>(pick, in, out, n, inclusive, kRows, block, state, stream);
+    return launch_single_pass<T, kVec16<T>, Choices<kRows>>(pick, in, out, n, inclusive, kRows,
+                                                            block, state, stream);
   } else {
     const auto pick = [](auto r) { return scan_lookback<T, decltype(r)::value>; };
-    return launch_single_pass<T, kVec16<T>, ScanRows>(pick, in, out, n, inclusive, rows, block, state, stream);
+    return launch_single_pass<T, kVec16<T>, ScanRows>(pick, in, out, n, inclusive, rows, block,
+                                                      state, stream);
   }
 }
 

@@ -1,0 +1,97 @@
+// Chapter 16's tile in memory, shared through scan_lookback.cuh with chapters 17 and 18:
+// the element count type and the block limits, the V-wide vector of a lane, and each
+// lane's loads and stores of its kRows rows (whole tiles with one access a row, the
+// last tile element by element).
+#pragma once
+
+#include <cstdint>
+
+#include "common/cuda_utils.cuh"
+
+namespace ch16 {
+
+using Count = unsigned long long;  // element counts and offsets: 64-bit everywhere
+constexpr int kMaxBlock = 1024;
+constexpr int kMaxWarps = kMaxBlock / sw::kWarp;
+constexpr int kMaxLookbackBlock = 512;  // the single-pass kernels' __launch_bounds__
+
+// --- values ------------------------------------------------------------------------------
+
+// V consecutive elements, loaded and stored as one access (16 bytes when V = 16 / sizeof(T)).
+template <class T, int V>
+struct alignas(sizeof(T) * V) Vec {
+  T v[V];
+};
+template <class T>
+constexpr int kVec16 = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte access
+
+// --- tiles ----------------------------------------------------------------------------------
+
+// Elements one block scans: its threads x rows x V.
+__host__ __device__ constexpr int64_t tile_items(int block, int rows, int vec) {
+  return int64_t{block} * rows * vec;
+}
+
+// The kRows rows of this lane in `tile`, from `in`; elements past n read as T{} (0).
+// A whole tile loads every row with one V-wide access; the last tile checks each element.
+template <class T, int V, int kRows>
+__device__ __forceinline__ void load_rows(const T* __restrict__ in, int64_t n, int64_t first,
+                                          bool whole, Vec<T, V> (&x)[kRows]) {
+  constexpr int kRow = sw::kWarp * V;
+  if (whole) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      x[r] = *reinterpret_cast<const Vec<T, V>*>(in + first + r * kRow);
+  } else {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const int64_t i = first + r * kRow + k;
+        x[r].v[k] = i < n ? in[i] : T{};
+      }
+  }
+}
+
+// One V-wide store; 16 bytes go out as one uint4 store (__stwb: the default
+// write-back policy), which the compiler cannot split into four.
+template <class T, int V>
+__device__ __forceinline__ void store_vec(T* p, const Vec<T, V>& y) {
+  if constexpr (sizeof(Vec<T, V>) == sizeof(uint4)) {
+    uint4 u;
+    memcpy(&u, &y, sizeof u);
+    __stwb(reinterpret_cast<uint4*>(p), u);
+  } else {
+    *reinterpret_cast<Vec<T, V>*>(p) = y;
+  }
+}
+
+template <class T, int V, int kRows>
+__device__ __forceinline__ void store_rows(T* __restrict__ out, int64_t n, int64_t first,
+                                           bool whole, const Vec<T, V> (&y)[kRows]) {
+  constexpr int kRow = sw::kWarp * V;
+  if (whole) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) store_vec(out + first + r * kRow, y[r]);
+  } else {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+      for (int k = 0; k < V; ++k)
+        if (first + r * kRow + k < n) out[first + r * kRow + k] = y[r].v[k];
+  }
+}
+
+// This lane's first element in `tile` (row 0), and whether the tile lies inside [0, n).
+template <int V, int kRows>
+__device__ __forceinline__ int64_t lane_first(int64_t tile) {
+  const int64_t items = tile_items(blockDim.x, kRows, V);
+  const int warp = threadIdx.x / sw::kWarp, lane = threadIdx.x % sw::kWarp;
+  return tile * items + (int64_t{warp} * kRows * sw::kWarp + lane) * V;
+}
+template <int V, int kRows>
+__device__ __forceinline__ bool tile_whole(int64_t tile, int64_t n) {
+  return (tile + 1) * tile_items(blockDim.x, kRows, V) <= n;
+}
+
+}  // namespace ch16
