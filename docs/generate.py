@@ -20,6 +20,7 @@ by the tour), from docs/evidence/ and from the chapter sources.
     <!-- value: chapter=04 variant=dynamic-shared field=gbps as=dyn --><!-- end value -->   a figure named dyn
     <!-- word: expr="dyn < stat" words="faster|slower" --><!-- end word -->    a word the figures choose
     <!-- runs: gpus=all --><!-- end runs -->      every run behind the tables, and what changed since
+    <!-- build-times: file=docs/results/build-times.json --><!-- end build-times -->   the measured builds
 
 GPUs. Each docs/results/<gpu>.json is one GPU model. Markers read the primary GPU
 (PRIMARY below, else the newest file) unless they say gpu=<file name, or its
@@ -89,7 +90,7 @@ EVIDENCE = os.path.join(DOCS, "evidence")
 PLOTS = os.path.join(DOCS, "plots")
 RUN_NOTES = os.path.join(RESULTS, "run_notes.json")  # not a GPU's results: what changed since a run
 PRIMARY = "nvidia-h200"  # the GPU the prose is written against; markers may name another with gpu=
-KINDS = "results|value|plot|device|code|quote|word|runs"
+KINDS = "results|value|plot|device|code|quote|word|runs|build-times"
 MARKER = re.compile(r"<!-- (" + KINDS + r"): (.*?) -->(.*?)<!-- end \1 -->", re.S)
 DEFAULT_ROLES = ("ceiling", "cpu", "vendor", "step", "anti-example")
 ALL_ROLES = DEFAULT_ROLES + ("sweep", "lesson")
@@ -154,7 +155,9 @@ def load_results():
         if path == RUN_NOTES:
             continue
         with open(path) as f:
-            files[os.path.splitext(os.path.basename(path))[0]] = json.load(f)
+            data = json.load(f)
+        if "records" in data:  # a GPU's results (build-times.json, for one, is not)
+            files[os.path.splitext(os.path.basename(path))[0]] = data
     return files
 
 
@@ -994,13 +997,19 @@ def code_block(attrs, doc_path):
             f"*{names}, copied from [`{rel}`]({link}) by `docs/generate.py`.*\n")
 
 
-def quote_block(attrs, doc_path):
+def marker_file(attrs):
+    """(file= as written, its path, its text) of a marker that quotes a file; Missing if absent."""
     rel = attrs["file"]
     path = os.path.join(ROOT, rel)
     if not os.path.exists(path):
         raise Missing(f"{rel} does not exist yet")
     with open(path) as f:
-        text = f.read().rstrip("\n").split("\n")
+        return rel, path, f.read()
+
+
+def quote_block(attrs, doc_path):
+    rel, path, text = marker_file(attrs)
+    text = text.rstrip("\n").split("\n")
     if "grep" in attrs:
         keep = re.compile(attrs["grep"])
         text = [t for t in text if keep.search(t) or t.startswith("#")]
@@ -1009,6 +1018,23 @@ def quote_block(attrs, doc_path):
     text = text[:limit] + ([f"... ({cut} more lines in the file)"] if cut > 0 else [])
     link = os.path.relpath(path, os.path.dirname(doc_path))
     return f"\n```text\n" + "\n".join(text) + f"\n```\n\n*From [`{rel}`]({link}).*\n"
+
+
+def build_times_block(attrs, doc_path):
+    """The measured builds (.ci/build-times): one row per machine and gpu_arch."""
+    rel, path, text = marker_file(attrs)
+    runs = json.loads(text)["runs"]
+    if not runs:
+        raise Missing(f"{rel} holds no run yet")
+    lines = ["| machine | cores | `gpu_arch` | architectures built | clean build | rebuild after one edit | "
+             "quiet | nvcc | commit, date |", "|---|---:|---|---|---:|---:|---|---|---|"]
+    for r in runs:
+        archs = r.get("archs", "").split(": ", 1)[-1]
+        lines.append(f"| {r['label']} | {r['cores']} | `{r['gpu_arch']}` | {archs} | {r['clean_build_s']:.0f} s | "
+                     f"{r['rebuild_s']:.1f} s | {'yes' if r.get('quiet') else 'no: shared with other work'} | "
+                     f"{r.get('nvcc', '')} | {r.get('commit', '')}, {r.get('date', '')} |")
+    link = os.path.relpath(path, os.path.dirname(doc_path))
+    return "\n" + "\n".join(lines) + f"\n\n*From [`{rel}`]({link}); the rebuild touches `{runs[0]['touched']}`.*\n"
 
 
 # --- plots -----------------------------------------------------------------------------
@@ -1260,6 +1286,8 @@ def render(text, results, doc_path, draw):
                 body = results_block(attrs, results, order, doc_path)
             elif kind == "runs":
                 body = runs_block(attrs, results, order, doc_path)
+            elif kind == "build-times":
+                body = build_times_block(attrs, doc_path)
             elif kind == "plot":
                 body = plot_block(attrs, results, order, doc_path, draw)
             elif kind == "word":
@@ -1369,7 +1397,8 @@ def prose_of(text):
     each figure is (number, unit) in the order of the text. Tables, listings, plots and code are
     blanked (line breaks kept, so that line numbers stay right)."""
     blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
-    text = re.sub(r"<!-- (results|plot|code|quote|device|runs): .*? -->.*?<!-- end \1 -->", blank, text, flags=re.S)
+    text = re.sub(r"<!-- (results|plot|code|quote|device|runs|build-times): .*? -->.*?<!-- end \1 -->", blank, text,
+                  flags=re.S)
     text = re.sub(r"^```.*?^```[ \t]*$", blank, text, flags=re.S | re.M)
     figures = []
 
