@@ -13,18 +13,18 @@ namespace sw {
 [[noreturn]] void cuda_fail(cudaError_t err, const char* expr, const char* file, int line);
 }  // namespace sw
 
-#define CUDA_CHECK(expr)                                                        \
-  do {                                                                          \
-    cudaError_t sw_err_ = (expr);                                               \
+#define CUDA_CHECK(expr)                                                             \
+  do {                                                                               \
+    cudaError_t sw_err_ = (expr);                                                    \
     if (sw_err_ != cudaSuccess) ::sw::cuda_fail(sw_err_, #expr, __FILE__, __LINE__); \
   } while (0)
 
 #ifdef NDEBUG
 #define CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 #else
-#define CHECK_LAUNCH()                     \
-  do {                                     \
-    CUDA_CHECK(cudaGetLastError());        \
-    CUDA_CHECK(cudaDeviceSynchronize());   \
+#define CHECK_LAUNCH()                   \
+  do {                                   \
+    CUDA_CHECK(cudaGetLastError());      \
+    CUDA_CHECK(cudaDeviceSynchronize()); \
   } while (0)
 #endif

@@ -37,7 +37,9 @@ bool power(int64_t base, int64_t exp, int64_t* out) {
   return true;
 }
 
-std::string range_text(int64_t lo, int64_t hi) { return std::to_string(lo) + " to " + std::to_string(hi); }
+std::string range_text(int64_t lo, int64_t hi) {
+  return std::to_string(lo) + " to " + std::to_string(hi);
+}
 
 std::string range_text(double lo, double hi) {
   std::ostringstream s;
@@ -89,8 +91,10 @@ Cli::Cli(std::string program, std::string summary)
     : program_(std::move(program)), summary_(std::move(summary)) {
   add_int("--reps", &common_.reps, 1, 100000, "timed repetitions (median reported)");
   add_int("--warmup", &common_.warmup, 0, 100000, "untimed warm-up runs");
-  add_int("--seed", &common_.seed, 0, std::numeric_limits<int64_t>::max(), "seed of the data generators");
-  add_flag("--verify-only", &common_.verify_only, "correctness sweep over awkward sizes, no timing");
+  add_int("--seed", &common_.seed, 0, std::numeric_limits<int64_t>::max(),
+          "seed of the data generators");
+  add_flag("--verify-only", &common_.verify_only,
+           "correctness sweep over awkward sizes, no timing");
   add_flag("--json", &common_.json, "print one JSON object per result");
   add_flag("--graded-timing", &common_.graded_timing,
            "the lab grader's timing: new input and a check for every timed call (slow)");
@@ -119,11 +123,13 @@ Cli::Option Cli::ranged_option(const std::string& name, Target* target, Parsed l
 
 void Cli::add_int(const std::string& name, int64_t* target, int64_t lo, int64_t hi,
                   const std::string& help) {
-  options_.push_back(ranged_option<int64_t>(name, target, lo, hi, help, parse_integer, "an integer"));
+  options_.push_back(
+      ranged_option<int64_t>(name, target, lo, hi, help, parse_integer, "an integer"));
 }
 
 void Cli::add_int(const std::string& name, int* target, int lo, int hi, const std::string& help) {
-  options_.push_back(ranged_option<int64_t>(name, target, lo, hi, help, parse_integer, "an integer"));
+  options_.push_back(
+      ranged_option<int64_t>(name, target, lo, hi, help, parse_integer, "an integer"));
 }
 
 void Cli::add_number(const std::string& name, double* target, double lo, double hi,
@@ -143,8 +149,8 @@ void Cli::add_flag(const std::string& name, bool* target, const std::string& hel
   options_.push_back(o);
 }
 
-void Cli::add_choice(const std::string& name, std::string* target,
-                     std::vector<std::string> choices, const std::string& help) {
+void Cli::add_choice(const std::string& name, std::string* target, std::vector<std::string> choices,
+                     const std::string& help) {
   Option o;
   o.name = name;
   o.help = help;
@@ -259,8 +265,8 @@ std::string fits_message(const std::string& option, int64_t value, double bytes_
   const double max_value = std::floor((free_bytes - fixed_bytes) / bytes_per_unit);
   std::ostringstream s;
   s.precision(3);
-  s << option << " " << value << " needs " << std::fixed << need / 1e9 << " GB of device memory but "
-    << free_bytes / 1e9 << " GB are free; valid range: 1 to "
+  s << option << " " << value << " needs " << std::fixed << need / 1e9
+    << " GB of device memory but " << free_bytes / 1e9 << " GB are free; valid range: 1 to "
     << static_cast<long long>(std::max(0.0, max_value));
   return s.str();
 }

@@ -29,11 +29,11 @@ constexpr int kExitSkip = 77;     // no usable GPU (meson reports "skipped")
 constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 struct CommonOptions {
-  int reps = 20;            // timed repetitions; the median is reported
-  int warmup = 3;           // untimed runs before timing
-  int64_t seed = 42;        // seed of the data generators (0 or more)
-  bool verify_only = false; // correctness sweep over awkward sizes, no timing
-  bool json = false;        // one JSON object per result instead of a table
+  int reps = 20;             // timed repetitions; the median is reported
+  int warmup = 3;            // untimed runs before timing
+  int64_t seed = 42;         // seed of the data generators (0 or more)
+  bool verify_only = false;  // correctness sweep over awkward sizes, no timing
+  bool json = false;         // one JSON object per result instead of a table
   // The lab grader's timing (sw::time_graded): new input contents and a check for
   // every timed call, the device idle at the end of each timed window, persisting
   // L2 lines off. Slower; for grading, not for the tutorial's tables.
@@ -56,8 +56,8 @@ class Cli {
   void add_number(const std::string& name, double* target, double lo, double hi,
                   const std::string& help);
   void add_flag(const std::string& name, bool* target, const std::string& help);
-  void add_choice(const std::string& name, std::string* target,
-                  std::vector<std::string> choices, const std::string& help);
+  void add_choice(const std::string& name, std::string* target, std::vector<std::string> choices,
+                  const std::string& help);
   void add_string(const std::string& name, std::string* target, const std::string& help);
 
   // Parses argv. Returns "" on success, otherwise the one-line error message.

@@ -16,11 +16,11 @@ cudaError_t cub_sum(void* temp, size_t& temp_bytes, const float* in, float* out,
                     cudaStream_t stream = nullptr);
 
 // cub::DeviceHistogram::HistogramEven: levels - 1 bins of equal width over [lower, upper).
-cudaError_t cub_histogram_even(void* temp, size_t& temp_bytes, const uint8_t* in, unsigned* counts, int levels,
-                               int lower, int upper, int n);
-cudaError_t cub_histogram_even(void* temp, size_t& temp_bytes, const uint16_t* in, unsigned* counts, int levels,
-                               int lower, int upper, int n);
-cudaError_t cub_histogram_even(void* temp, size_t& temp_bytes, const uint32_t* in, unsigned* counts, int levels,
-                               unsigned lower, unsigned upper, int n);
+cudaError_t cub_histogram_even(void* temp, size_t& temp_bytes, const uint8_t* in, unsigned* counts,
+                               int levels, int lower, int upper, int n);
+cudaError_t cub_histogram_even(void* temp, size_t& temp_bytes, const uint16_t* in, unsigned* counts,
+                               int levels, int lower, int upper, int n);
+cudaError_t cub_histogram_even(void* temp, size_t& temp_bytes, const uint32_t* in, unsigned* counts,
+                               int levels, unsigned lower, unsigned upper, int n);
 
 }  // namespace sw

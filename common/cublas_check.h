@@ -10,14 +10,14 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CUBLAS_CHECK(expr)                                                         \
-  do {                                                                             \
-    cublasStatus_t sw_st_ = (expr);                                                \
-    if (sw_st_ != CUBLAS_STATUS_SUCCESS) {                                         \
-      std::fprintf(stderr, "cuBLAS error: %s failed at %s:%d: %s\n", #expr, __FILE__, \
-                   __LINE__, cublasGetStatusString(sw_st_));                       \
-      std::exit(1);                                                                \
-    }                                                                              \
+#define CUBLAS_CHECK(expr)                                                                      \
+  do {                                                                                          \
+    cublasStatus_t sw_st_ = (expr);                                                             \
+    if (sw_st_ != CUBLAS_STATUS_SUCCESS) {                                                      \
+      std::fprintf(stderr, "cuBLAS error: %s failed at %s:%d: %s\n", #expr, __FILE__, __LINE__, \
+                   cublasGetStatusString(sw_st_));                                              \
+      std::exit(1);                                                                             \
+    }                                                                                           \
   } while (0)
 
 namespace sw {

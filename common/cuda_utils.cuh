@@ -5,11 +5,11 @@
 //   sw::device_attribute<attr>()      a limit of the current GPU (asked once, then cached)
 //   sw::sm_count()                    the current GPU's SMs
 //   sw::cc_major()                    its compute capability's major number (9 on H100/H200)
-//   sw::has_feature(f, &why)          clusters or programmatic dependent launch: there or not, and why
-//   sw::resident_grid(kernel, block)  blocks that fit at once: one full wave
-//   sw::read(d) / sw::read(d, n)      copy one value / n values back to the host
-//   sw::PinnedBuffer<T>               page-locked host memory, freed on scope exit
-//   sw::same_bits(a, b)               bitwise equality (NaN == NaN, -0 != +0)
+//   sw::has_feature(f, &why)          clusters or programmatic dependent launch: there or not, and
+//   why sw::resident_grid(kernel, block)  blocks that fit at once: one full wave sw::read(d) /
+//   sw::read(d, n)      copy one value / n values back to the host sw::PinnedBuffer<T> page-locked
+//   host memory, freed on scope exit sw::same_bits(a, b)               bitwise equality (NaN ==
+//   NaN, -0 != +0)
 //
 // CUDA only: include it from .cu and .cuh files.
 #pragma once
@@ -41,7 +41,8 @@ __host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a
 cudaError_t get_device_attribute(int* value, cudaDeviceAttr attr, int device);
 // cudaOccupancyMaxActiveBlocksPerMultiprocessor, capped by the threads, blocks and
 // shared memory per SM of an emulated GPU.
-cudaError_t max_active_blocks_per_sm(int* blocks, const void* kernel, int block, size_t dynamic_smem);
+cudaError_t max_active_blocks_per_sm(int* blocks, const void* kernel, int block,
+                                     size_t dynamic_smem);
 
 // What a step may need that not every GPU has (both need compute capability 9.0).
 enum class Feature { kClusters, kProgrammaticLaunch };
@@ -72,7 +73,8 @@ inline int cc_major() { return device_attribute<cudaDevAttrComputeCapabilityMajo
 template <class Kernel>
 int resident_blocks_per_sm(Kernel kernel, int block, size_t dynamic_smem = 0) {
   int per_sm = 0;
-  CUDA_CHECK(max_active_blocks_per_sm(&per_sm, reinterpret_cast<const void*>(kernel), block, dynamic_smem));
+  CUDA_CHECK(max_active_blocks_per_sm(&per_sm, reinterpret_cast<const void*>(kernel), block,
+                                      dynamic_smem));
   return std::max(per_sm, 1);
 }
 template <class Kernel>
@@ -90,7 +92,9 @@ T read(const T* d) {
 template <class T>
 std::vector<T> read(const T* d, int64_t count) {
   std::vector<T> v(static_cast<size_t>(count));
-  if (count > 0) CUDA_CHECK(cudaMemcpy(v.data(), d, static_cast<size_t>(count) * sizeof(T), cudaMemcpyDeviceToHost));
+  if (count > 0)
+    CUDA_CHECK(
+        cudaMemcpy(v.data(), d, static_cast<size_t>(count) * sizeof(T), cudaMemcpyDeviceToHost));
   return v;
 }
 

@@ -79,12 +79,14 @@ __global__ void digest_kernel(const unsigned char* p, size_t bytes, unsigned lon
   const size_t words = bytes / 8;
   const bool aligned = reinterpret_cast<uintptr_t>(p) % 8 == 0;
   unsigned long long sum = 0;
-  for (size_t w = blockIdx.x * size_t{blockDim.x} + threadIdx.x; w <= words; w += size_t{gridDim.x} * blockDim.x) {
+  for (size_t w = blockIdx.x * size_t{blockDim.x} + threadIdx.x; w <= words;
+       w += size_t{gridDim.x} * blockDim.x) {
     uint64_t word = 0;
     if (w < words && aligned) {
       word = reinterpret_cast<const uint64_t*>(p)[w];
     } else {  // an input at an odd offset, or the trailing bytes
-      for (size_t b = w * 8; b < bytes && b < w * 8 + 8; ++b) word |= uint64_t{p[b]} << (8 * (b - w * 8));
+      for (size_t b = w * 8; b < bytes && b < w * 8 + 8; ++b)
+        word |= uint64_t{p[b]} << (8 * (b - w * 8));
     }
     sum += mix64(mix64(w) ^ word);
   }
@@ -103,7 +105,8 @@ uint64_t device_digest(const void* d, size_t bytes) {
   unsigned long long*& out = sums[device];
   if (out == nullptr) CUDA_CHECK(cudaMalloc(&out, sizeof *out));
   CUDA_CHECK(cudaMemset(out, 0, sizeof *out));
-  const int blocks = static_cast<int>(std::min<size_t>(ceil_div(static_cast<int64_t>(bytes / 8 + 1), kThreads), 4096));
+  const int blocks = static_cast<int>(
+      std::min<size_t>(ceil_div(static_cast<int64_t>(bytes / 8 + 1), kThreads), 4096));
   digest_kernel<<<blocks, kThreads>>>(static_cast<const unsigned char*>(d), bytes, out);
   CHECK_LAUNCH();
   unsigned long long h = 0;

@@ -4,20 +4,29 @@
 namespace sw {
 
 bool parse_byte_dist(const std::string& name, ByteDist* out) {
-  if (name == "uniform") *out = ByteDist::Uniform;
-  else if (name == "equal") *out = ByteDist::Equal;
-  else if (name == "skewed") *out = ByteDist::Skewed;
-  else if (name == "mix") *out = ByteDist::Mix;
-  else return false;
+  if (name == "uniform")
+    *out = ByteDist::Uniform;
+  else if (name == "equal")
+    *out = ByteDist::Equal;
+  else if (name == "skewed")
+    *out = ByteDist::Skewed;
+  else if (name == "mix")
+    *out = ByteDist::Mix;
+  else
+    return false;
   return true;
 }
 
 const char* byte_dist_name(ByteDist dist) {
   switch (dist) {
-    case ByteDist::Uniform: return "uniform";
-    case ByteDist::Equal: return "equal";
-    case ByteDist::Skewed: return "skewed";
-    case ByteDist::Mix: return "mix";
+    case ByteDist::Uniform:
+      return "uniform";
+    case ByteDist::Equal:
+      return "equal";
+    case ByteDist::Skewed:
+      return "skewed";
+    case ByteDist::Mix:
+      return "mix";
   }
   return "?";
 }

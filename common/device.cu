@@ -28,7 +28,9 @@ __global__ void probe_kernel(int* out) { *out = 1; }
   std::exit(kExitSkip);
 }
 
-std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+std::string version_text(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
 
 constexpr size_t kCopyBytes = size_t{1} << 30;  // 1 GiB each way: far beyond any L2
 constexpr double kFitMargin = 0.95;             // leave room for the context and libraries
@@ -48,7 +50,8 @@ constexpr EmulatedGpu kEmulatable[] = {
     // A Tesla T4 (Turing, Colab's free GPU): 40 SMs of 1024 threads and 64 KiB of shared memory.
     {"Tesla T4", 7, 5, 40, 1024, 16, 64 << 10, 48 << 10, 64 << 10, 0, 4 << 20, 15360.0 * (1 << 20)},
     // A GeForce RTX 3090 (Ampere, sm_86): 82 SMs of 1536 threads and 100 KiB of shared memory.
-    {"GeForce RTX 3090", 8, 6, 82, 1536, 16, 100 << 10, 48 << 10, 99 << 10, 1 << 10, 6 << 20, 24576.0 * (1 << 20)},
+    {"GeForce RTX 3090", 8, 6, 82, 1536, 16, 100 << 10, 48 << 10, 99 << 10, 1 << 10, 6 << 20,
+     24576.0 * (1 << 20)},
 };
 #ifdef SW_EMULATE_CC
 constexpr int kEmulateCc = SW_EMULATE_CC;
@@ -79,16 +82,26 @@ int emulated_value(const EmulatedGpu* e, cudaDeviceAttr attr, int real, int devi
       if (!newer) return real;
       return attr == cudaDevAttrComputeCapabilityMajor ? e->cc_major : e->cc_minor;
     }
-    case cudaDevAttrMultiProcessorCount: return std::min(real, e->sm_count);
-    case cudaDevAttrMaxThreadsPerMultiProcessor: return std::min(real, e->threads_per_sm);
-    case cudaDevAttrMaxBlocksPerMultiprocessor: return std::min(real, e->blocks_per_sm);
-    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: return std::min(real, e->smem_per_sm);
-    case cudaDevAttrMaxSharedMemoryPerBlock: return std::min(real, e->smem_per_block);
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: return std::min(real, e->smem_per_block_optin);
-    case cudaDevAttrReservedSharedMemoryPerBlock: return e->smem_reserved_per_block;
-    case cudaDevAttrL2CacheSize: return std::min(real, e->l2_bytes);
-    case cudaDevAttrClusterLaunch: return 0;
-    default: return real;
+    case cudaDevAttrMultiProcessorCount:
+      return std::min(real, e->sm_count);
+    case cudaDevAttrMaxThreadsPerMultiProcessor:
+      return std::min(real, e->threads_per_sm);
+    case cudaDevAttrMaxBlocksPerMultiprocessor:
+      return std::min(real, e->blocks_per_sm);
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
+      return std::min(real, e->smem_per_sm);
+    case cudaDevAttrMaxSharedMemoryPerBlock:
+      return std::min(real, e->smem_per_block);
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+      return std::min(real, e->smem_per_block_optin);
+    case cudaDevAttrReservedSharedMemoryPerBlock:
+      return e->smem_reserved_per_block;
+    case cudaDevAttrL2CacheSize:
+      return std::min(real, e->l2_bytes);
+    case cudaDevAttrClusterLaunch:
+      return 0;
+    default:
+      return real;
   }
 }
 
@@ -109,12 +122,15 @@ std::string json_or_null(int v) { return v > 0 ? std::to_string(v) : "null"; }
 
 cudaError_t get_device_attribute(int* value, cudaDeviceAttr attr, int device) {
   const cudaError_t err = cudaDeviceGetAttribute(value, attr, device);
-  if (const EmulatedGpu* e = emulated(); err == cudaSuccess && e) *value = emulated_value(e, attr, *value, device);
+  if (const EmulatedGpu* e = emulated(); err == cudaSuccess && e)
+    *value = emulated_value(e, attr, *value, device);
   return err;
 }
 
-cudaError_t max_active_blocks_per_sm(int* blocks, const void* kernel, int block, size_t dynamic_smem) {
-  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, block, dynamic_smem);
+cudaError_t max_active_blocks_per_sm(int* blocks, const void* kernel, int block,
+                                     size_t dynamic_smem) {
+  cudaError_t err =
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, block, dynamic_smem);
   const EmulatedGpu* e = emulated();
   if (err != cudaSuccess || !e) return err;
   cudaFuncAttributes a = {};
@@ -136,8 +152,10 @@ bool has_feature(Feature f, std::string* why) {
   int yes = major >= 9;
   if (clusters && yes) CUDA_CHECK(get_device_attribute(&yes, cudaDevAttrClusterLaunch, device));
   if (!yes && why) {
-    *why = std::string(clusters ? "thread block clusters need" : "programmatic dependent launch needs") +
-           " compute capability 9.0; this GPU has " + std::to_string(major) + "." + std::to_string(minor) +
+    *why = std::string(clusters ? "thread block clusters need"
+                                : "programmatic dependent launch needs") +
+           " compute capability 9.0; this GPU has " + std::to_string(major) + "." +
+           std::to_string(minor) +
            (emulated() ? std::string(" (an emulated ") + emulated()->name + ")" : "");
   }
   return yes;
@@ -153,7 +171,8 @@ void require_gpu() {
            version_text(runtime) + "; update the driver");
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0)) no_gpu("no CUDA device found");
+  if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0))
+    no_gpu("no CUDA device found");
   if (err != cudaSuccess)
     no_gpu(std::string("the CUDA driver is not usable: ") + cudaGetErrorName(err) + " (" +
            cudaGetErrorString(err) + ")");
@@ -170,7 +189,9 @@ void require_gpu() {
     if (sync == cudaErrorNoKernelImageForDevice || sync == cudaErrorUnsupportedPtxVersion)
       no_gpu("this build has no kernel image for the " + std::string(p.name) + " (sm_" + sm +
              "); reconfigure with -Dgpu_arch=" + sm + " or the default 'auto'" +
-             (emulated() ? std::string(", and -Demulate=none (this GPU cannot run the emulated one's code)") : ""));
+             (emulated() ? std::string(
+                               ", and -Demulate=none (this GPU cannot run the emulated one's code)")
+                         : ""));
     no_gpu(std::string("a test kernel failed: ") + cudaGetErrorName(sync));
   }
 }
@@ -190,7 +211,8 @@ DeviceInfo device_info() {
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   d.free_bytes = static_cast<double>(free_b);
   d.total_bytes = static_cast<double>(total_b);
-  if (const EmulatedGpu* e = emulated()) {  // its name (a results file of its own), no more memory than it has
+  if (const EmulatedGpu* e =
+          emulated()) {  // its name (a results file of its own), no more memory than it has
     d.emulated = e->name;
     d.name += std::string(" emulating a ") + e->name;
     const double used = d.total_bytes - d.free_bytes;
@@ -223,9 +245,8 @@ double measure_copy_gbps(const CommonOptions& opt) {
   CUDA_CHECK(cudaMalloc(&src, kCopyBytes));
   CUDA_CHECK(cudaMalloc(&dst, kCopyBytes));
   CUDA_CHECK(cudaMemset(src, 1, kCopyBytes));
-  const Timing t = time_gpu(opt, [&] {
-    CUDA_CHECK(cudaMemcpy(dst, src, kCopyBytes, cudaMemcpyDeviceToDevice));
-  });
+  const Timing t = time_gpu(
+      opt, [&] { CUDA_CHECK(cudaMemcpy(dst, src, kCopyBytes, cudaMemcpyDeviceToDevice)); });
   CUDA_CHECK(cudaFree(src));
   CUDA_CHECK(cudaFree(dst));
   return gbps(2.0 * kCopyBytes, t.ms_median);
@@ -235,7 +256,9 @@ std::string device_json(const Gpu& gpu) {
   const DeviceInfo& d = gpu.info;
   std::string s = "{\"record\":\"device\",\"name\":" + json_quote(d.name) + ",\"cc\":\"" +
                   std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + "\"";
-  auto add = [&](const char* key, const std::string& value) { s += std::string(",\"") + key + "\":" + value; };
+  auto add = [&](const char* key, const std::string& value) {
+    s += std::string(",\"") + key + "\":" + value;
+  };
   add("sm_count", std::to_string(d.sm_count));
   add("gpu_count", std::to_string(d.device_count));
   add("memory_gb", json_number(d.total_bytes / 1e9));
@@ -270,11 +293,14 @@ Gpu start_gpu(const CommonOptions& opt) {
   gpu.info = device_info();
   const DeviceInfo& d = gpu.info;
   if (!d.emulated.empty() && !opt.json) {  // tests run --verify-only: their logs say it too
-    std::printf("emulated: a %s's limits (compute capability %d.%d, %d SMs, %d threads and %d KiB of shared "
-                "memory per SM, %d KiB per block opted in, no thread block clusters, no programmatic dependent "
-                "launch) at this GPU's speed\n",
-                d.emulated.c_str(), d.cc_major, d.cc_minor, d.sm_count, d.max_threads_per_sm,
-                d.smem_per_sm_bytes / 1024, d.smem_per_block_optin_bytes / 1024);
+    std::printf(
+        "emulated: a %s's limits (compute capability %d.%d, %d SMs, %d threads and %d KiB of "
+        "shared "
+        "memory per SM, %d KiB per block opted in, no thread block clusters, no programmatic "
+        "dependent "
+        "launch) at this GPU's speed\n",
+        d.emulated.c_str(), d.cc_major, d.cc_minor, d.sm_count, d.max_threads_per_sm,
+        d.smem_per_sm_bytes / 1024, d.smem_per_block_optin_bytes / 1024);
   }
   if (opt.verify_only) return gpu;
   gpu.copy_gbps = measure_copy_gbps(opt);
@@ -285,9 +311,10 @@ Gpu start_gpu(const CommonOptions& opt) {
                 d.name.c_str(), d.cc_major, d.cc_minor, d.sm_count, d.total_bytes / 1e9,
                 d.l2_bytes / 1e6, version_text(d.driver_version).c_str(),
                 version_text(d.runtime_version).c_str());
-    std::printf("DRAM bandwidth: %.0f GB/s theoretical, %.0f GB/s measured copy (%.0f%%); "
-                "\"%%copy\" below is relative to the measured copy\n",
-                d.theoretical_gbps, gpu.copy_gbps, 100.0 * gpu.copy_gbps / d.theoretical_gbps);
+    std::printf(
+        "DRAM bandwidth: %.0f GB/s theoretical, %.0f GB/s measured copy (%.0f%%); "
+        "\"%%copy\" below is relative to the measured copy\n",
+        d.theoretical_gbps, gpu.copy_gbps, 100.0 * gpu.copy_gbps / d.theoretical_gbps);
   }
   std::fflush(stdout);
   return gpu;

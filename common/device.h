@@ -20,16 +20,16 @@ struct DeviceInfo {
   int sm_count = 0;
   double total_bytes = 0, free_bytes = 0;
   double l2_bytes = 0;
-  double theoretical_gbps = 0;  // 2 (DDR) x memory clock x bus width
+  double theoretical_gbps = 0;                  // 2 (DDR) x memory clock x bus width
   int driver_version = 0, runtime_version = 0;  // e.g. 13000 for 13.0
-  int device_count = 0;                          // CUDA devices visible to this process
+  int device_count = 0;                         // CUDA devices visible to this process
   // Per-SM and per-block limits (cudaDeviceGetAttribute); 0 where the driver
   // does not report one.
   int warp_size = 0;
   int max_threads_per_sm = 0, max_threads_per_block = 0, max_blocks_per_sm = 0;
   int regs_per_sm = 0, regs_per_block = 0;  // 32-bit registers
   int smem_per_sm_bytes = 0, smem_per_block_bytes = 0;
-  int smem_per_block_optin_bytes = 0;       // with cudaFuncAttributeMaxDynamicSharedMemorySize
+  int smem_per_block_optin_bytes = 0;  // with cudaFuncAttributeMaxDynamicSharedMemorySize
   int mem_bus_bits = 0;
   int mem_clock_mhz = 0, sm_clock_mhz = 0;  // peak clocks; 0 where the attribute is gone
 };
@@ -61,8 +61,8 @@ Gpu start_gpu(const CommonOptions& opt);
 
 // Exits 2 with a one-line message when fixed_bytes + value * bytes_per_unit does
 // not fit in the device's free memory (less a safety margin).
-void require_fits(const Gpu& gpu, const std::string& option, int64_t value,
-                  double bytes_per_unit, double fixed_bytes = 0);
+void require_fits(const Gpu& gpu, const std::string& option, int64_t value, double bytes_per_unit,
+                  double fixed_bytes = 0);
 
 // Device memory owned by one object; freed on scope exit.
 template <class T>
@@ -73,7 +73,10 @@ class DeviceBuffer {
   ~DeviceBuffer() { release(); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), count_(o.count_) { o.ptr_ = nullptr; o.count_ = 0; }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), count_(o.count_) {
+    o.ptr_ = nullptr;
+    o.count_ = 0;
+  }
 
   void allocate(int64_t count);  // frees the old buffer first
   void release();

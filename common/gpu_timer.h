@@ -58,9 +58,9 @@ Timing time_gpu(const CommonOptions& opt, Run&& run) {
 
 struct GradedTiming {
   Timing timing;
-  int wrong = 0;       // calls (warm-up included) whose result failed its check
-  double gap_ms = 0;   // the smallest, over the timed calls, of host time to idle minus event time
-  bool gap = false;    // the gap is larger than launch overheads explain
+  int wrong = 0;      // calls (warm-up included) whose result failed its check
+  double gap_ms = 0;  // the smallest, over the timed calls, of host time to idle minus event time
+  bool gap = false;   // the gap is larger than launch overheads explain
 };
 
 // A host-to-idle time longer than the events' by more than this (plus kGapShare of
@@ -72,7 +72,9 @@ constexpr double kGapFloorMs = 0.1;
 constexpr double kGapShare = 0.1;
 
 // The seed of graded call k: new input contents for every call.
-inline uint64_t graded_seed(uint64_t seed, int k) { return seed + 1000003ull * static_cast<uint64_t>(k + 1); }
+inline uint64_t graded_seed(uint64_t seed, int k) {
+  return seed + 1000003ull * static_cast<uint64_t>(k + 1);
+}
 
 // Times run() as time_gpu does, for a grader that trusts nothing of it:
 //  - refresh(k) gives call k new input contents and poisons its outputs, and after
@@ -85,7 +87,8 @@ inline uint64_t graded_seed(uint64_t seed, int k) { return seed + 1000003ull * s
 //    access-policy window set up elsewhere keeps the input in L2.
 template <class Run, class Refresh, class Check>
 GradedTiming time_graded(const CommonOptions& opt, Run&& run, Refresh&& refresh, Check&& check) {
-  if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) != cudaSuccess) cudaGetLastError();  // none before sm_80
+  if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) != cudaSuccess)
+    cudaGetLastError();  // none before sm_80
   cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));

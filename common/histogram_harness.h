@@ -24,7 +24,6 @@
 
 #include <sys/stat.h>
 
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -54,10 +53,12 @@ namespace sw {
 
 constexpr int kBins = 256;
 constexpr size_t kHistBytes = kBins * sizeof(HistCount);
-constexpr int64_t kMaxHistOffset = 63;           // --offset: start this many bytes past an aligned address
-constexpr int64_t kLargeHistBytes = (int64_t{1} << 32) + (int64_t{1} << 20) + 3;  // --large: above 2^32
+constexpr int64_t kMaxHistOffset = 63;  // --offset: start this many bytes past an aligned address
+constexpr int64_t kLargeHistBytes =
+    (int64_t{1} << 32) + (int64_t{1} << 20) + 3;       // --large: above 2^32
 constexpr int64_t kFileChunkBytes = int64_t{1} << 30;  // --file: bytes per chunk on the device
-constexpr int64_t kHostGrain = int64_t{1} << 20;  // bytes worth a host thread (its 256 counters, a merge)
+constexpr int64_t kHostGrain = int64_t{1}
+                               << 20;  // bytes worth a host thread (its 256 counters, a merge)
 // Slow steps (chapter 07's few GB/s) are timed with few reps, and the all-equal
 // input is cut to kSlowEqualBytes for every row.
 constexpr int kSlowReps = 3;
@@ -103,8 +104,10 @@ inline void add_histogram_options(Cli& cli, HistOptions* h) {
                  "distribution of the bytes (benchmarks only this input)");
   cli.add_int("--value", &h->value, 0, 255, "the repeated byte of --dist equal and mix");
   cli.add_number("--p", &h->p, 0.0, 1.0, "--dist mix: probability that a byte is --value");
-  cli.add_string("--file", &h->file, "histogram the bytes of this regular file (in chunks if large)");
-  cli.add_int("--offset", &h->offset, 0, kMaxHistOffset, "start the input this many bytes past a 16-byte boundary");
+  cli.add_string("--file", &h->file,
+                 "histogram the bytes of this regular file (in chunks if large)");
+  cli.add_int("--offset", &h->offset, 0, kMaxHistOffset,
+              "start the input this many bytes past a 16-byte boundary");
   cli.add_flag("--large", &h->large, "with --verify-only: the checks above 2^32 bytes");
 }
 
@@ -112,15 +115,21 @@ inline void add_histogram_options(Cli& cli, HistOptions* h) {
 inline std::string spec_note(ByteSpec s) {
   char buf[48];
   switch (s.dist) {
-    case ByteDist::Equal: std::snprintf(buf, sizeof buf, "equal-%d", s.value); break;
-    case ByteDist::Mix: std::snprintf(buf, sizeof buf, "mix-%.2f-v%d", s.p, s.value); break;
-    default: std::snprintf(buf, sizeof buf, "%s", byte_dist_name(s.dist));
+    case ByteDist::Equal:
+      std::snprintf(buf, sizeof buf, "equal-%d", s.value);
+      break;
+    case ByteDist::Mix:
+      std::snprintf(buf, sizeof buf, "mix-%.2f-v%d", s.p, s.value);
+      break;
+    default:
+      std::snprintf(buf, sizeof buf, "%s", byte_dist_name(s.dist));
   }
   return buf;
 }
 
 // One line naming --file and what is wrong with it, then exit 2.
-[[noreturn]] inline void bad_file(const std::string& program, const std::string& file, const std::string& why) {
+[[noreturn]] inline void bad_file(const std::string& program, const std::string& file,
+                                  const std::string& why) {
   std::fprintf(stderr, "%s: error: --file %s: %s\n", program.c_str(), file.c_str(), why.c_str());
   std::exit(kExitBadInput);
 }
@@ -129,9 +138,12 @@ inline std::string spec_note(ByteSpec s) {
 // with one line, GPU or not. Returns its size.
 inline int64_t check_file_or_exit(const std::string& program, const std::string& file) {
   struct stat st {};
-  if (stat(file.c_str(), &st) != 0) bad_file(program, file, std::string(std::strerror(errno)) + "; give a regular file");
+  if (stat(file.c_str(), &st) != 0)
+    bad_file(program, file, std::string(std::strerror(errno)) + "; give a regular file");
   if (S_ISDIR(st.st_mode)) bad_file(program, file, "is a directory; give a regular file");
-  if (!S_ISREG(st.st_mode)) bad_file(program, file, "is not a regular file (a device, pipe or socket); give a regular file");
+  if (!S_ISREG(st.st_mode))
+    bad_file(program, file,
+             "is not a regular file (a device, pipe or socket); give a regular file");
   if (st.st_size == 0) bad_file(program, file, "is empty; give a file of at least 1 byte");
   FILE* f = std::fopen(file.c_str(), "rb");
   if (!f) bad_file(program, file, std::string("cannot be opened: ") + std::strerror(errno));
@@ -174,7 +186,8 @@ inline bool decrements_to_zero(const HistCount got[kBins], const uint8_t* bytes,
   int bad = 0;
   for (int i = 0; i < kBins; ++i) {
     if (left[i] == 0) continue;
-    if (bad++ < 5) std::printf("  decrement-to-zero: bin %d ends at %lld\n", i, static_cast<long long>(left[i]));
+    if (bad++ < 5)
+      std::printf("  decrement-to-zero: bin %d ends at %lld\n", i, static_cast<long long>(left[i]));
   }
   return bad == 0;
 }
@@ -197,7 +210,8 @@ class CubHistogramEven {
     upper_ = upper;
     size_t bytes = 0;
     call(nullptr, bytes, nullptr, n);
-    if (static_cast<int64_t>(bytes) > temp_.count()) temp_.allocate(static_cast<int64_t>(std::max<size_t>(bytes, 1)));
+    if (static_cast<int64_t>(bytes) > temp_.count())
+      temp_.allocate(static_cast<int64_t>(std::max<size_t>(bytes, 1)));
   }
   void run(const T* in, int64_t n) {
     size_t bytes = static_cast<size_t>(temp_.count());  // CUB returns an error if n needs more
@@ -211,7 +225,8 @@ class CubHistogramEven {
 
  private:
   void call(void* temp, size_t& bytes, const T* in, int64_t n) {
-    CUDA_CHECK(cub_histogram_even(temp, bytes, in, counts_.get(), bins_ + 1, Level{0}, upper_, static_cast<int>(n)));
+    CUDA_CHECK(cub_histogram_even(temp, bytes, in, counts_.get(), bins_ + 1, Level{0}, upper_,
+                                  static_cast<int>(n)));
   }
   DeviceBuffer<unsigned> counts_;
   DeviceBuffer<uint8_t> temp_;
@@ -229,9 +244,14 @@ class CubHistogram : public CubHistogramEven<uint8_t> {
 // One row source: a chapter's step writing into the shared 64-bit totals, or CUB.
 class Version {
  public:
-  Version(const HistStep& step, HistCount* d_hist) : name(step.name), slow(step.slow), step_(step), d_hist_(d_hist) {}
+  Version(const HistStep& step, HistCount* d_hist)
+      : name(step.name), slow(step.slow), step_(step), d_hist_(d_hist) {}
   explicit Version(CubHistogram* cub)
-      : name("cub"), role("vendor"), max_n(CubHistogram::kMaxBytes), step_{"cub", nullptr}, cub_(cub) {}
+      : name("cub"),
+        role("vendor"),
+        max_n(CubHistogram::kMaxBytes),
+        step_{"cub", nullptr},
+        cub_(cub) {}
 
   void run(const uint8_t* in, int64_t n) const {
     if (cub_) {
@@ -309,7 +329,8 @@ class HistData {
 
   // Exact comparison with the CPU reference; `decrement` adds the seed's check.
   bool check(const std::vector<HistCount>& got, bool decrement) const {
-    bool ok = count_mismatches("bin", reinterpret_cast<const uint64_t*>(got.data()), want_, kBins) == 0;
+    bool ok =
+        count_mismatches("bin", reinterpret_cast<const uint64_t*>(got.data()), want_, kBins) == 0;
     if (decrement) ok = decrements_to_zero(got.data(), host_.get(), n_) && ok;
     return ok;
   }
@@ -328,8 +349,10 @@ class HistData {
   uint8_t* writable() { return device_.get() + offset_; }
   void set_shape(int64_t n, int64_t offset, std::string note) {
     if (n < 1 || n > capacity_ || offset < 0 || offset > kMaxHistOffset) {
-      std::fprintf(stderr, "internal error: HistData input of %lld bytes at offset %lld, capacity %lld\n",
-                   static_cast<long long>(n), static_cast<long long>(offset), static_cast<long long>(capacity_));
+      std::fprintf(stderr,
+                   "internal error: HistData input of %lld bytes at offset %lld, capacity %lld\n",
+                   static_cast<long long>(n), static_cast<long long>(offset),
+                   static_cast<long long>(capacity_));
       std::exit(kExitFailed);
     }
     n_ = n;
@@ -356,7 +379,9 @@ inline CommonOptions slow_reps(CommonOptions opt) {
   opt.warmup = std::min(opt.warmup, kSlowWarmup);
   return opt;
 }
-inline CommonOptions reps_for(const Version& v, const CommonOptions& opt) { return v.slow ? slow_reps(opt) : opt; }
+inline CommonOptions reps_for(const Version& v, const CommonOptions& opt) {
+  return v.slow ? slow_reps(opt) : opt;
+}
 
 // Checks one version on the current input (run_and_check), times it, checks the
 // last timed result again, and reports it. Bytes moved: the input once, the 256
@@ -364,12 +389,14 @@ inline CommonOptions reps_for(const Version& v, const CommonOptions& opt) { retu
 inline void bench(Report& report, const CommonOptions& opt, HistData& data, const Version& v,
                   bool decrement, const std::string& role, std::map<std::string, double> extra) {
   if (data.n() > v.max_n) {
-    report.note(v.name + " skipped on " + data.note() + ": it takes at most " + std::to_string(v.max_n) + " bytes");
+    report.note(v.name + " skipped on " + data.note() + ": it takes at most " +
+                std::to_string(v.max_n) + " bytes");
     return;
   }
   bool ok = data.run_and_check(v, decrement);
   Timing t;
-  if (opt.graded_timing) {  // new bytes and a check for every call (an uploaded file keeps its bytes)
+  if (opt.graded_timing) {  // new bytes and a check for every call (an uploaded file keeps its
+                            // bytes)
     const uint64_t seed = data.seed();
     const GradedTiming g = time_graded(
         reps_for(v, opt), [&] { v.run(data.device(), data.n()); },
@@ -385,7 +412,8 @@ inline void bench(Report& report, const CommonOptions& opt, HistData& data, cons
     t = time_gpu(reps_for(v, opt), [&] { v.run(data.device(), data.n()); });
     ok = data.check(v.read(), false) && data.input_kept() && ok;
   }
-  Result r{v.name, data.n(), static_cast<double>(data.n()) + kHistBytes, t, ok, role.empty() ? v.role : role};
+  Result r{v.name, data.n(), static_cast<double>(data.n()) + kHistBytes,
+           t,      ok,       role.empty() ? v.role : role};
   r.note = data.note();
   r.extra = std::move(extra);
   if (data.offset() != 0) r.extra["offset"] = static_cast<double>(data.offset());
@@ -394,9 +422,9 @@ inline void bench(Report& report, const CommonOptions& opt, HistData& data, cons
 
 // Every version on one input. The decrement check (a full pass over the input on
 // the host) runs once per input, on the last version: the chapter's final step.
-inline void bench_input(Report& report, const CommonOptions& opt, HistData& data, const std::vector<Version>& all,
-                        int64_t n, ByteSpec spec, int64_t offset, const std::string& role = "",
-                        std::map<std::string, double> extra = {}) {
+inline void bench_input(Report& report, const CommonOptions& opt, HistData& data,
+                        const std::vector<Version>& all, int64_t n, ByteSpec spec, int64_t offset,
+                        const std::string& role = "", std::map<std::string, double> extra = {}) {
   data.generate(n, spec, opt.seed, offset);
   for (const Version& v : all) bench(report, opt, data, v, &v == &all.back(), role, extra);
 }
@@ -408,8 +436,9 @@ inline void bench_input(Report& report, const CommonOptions& opt, HistData& data
 // chunk totals add up on the host in 64 bits and must equal the file's CPU
 // histogram. Without --verify-only, each chunk is also timed (the disk and the
 // host-to-device copy are not) and the times add up.
-inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& gpu, const std::string& program,
-                          const HistOptions& h, const std::vector<Version>& all) {
+inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& gpu,
+                          const std::string& program, const HistOptions& h,
+                          const std::vector<Version>& all) {
   const int64_t size = check_file_or_exit(program, h.file);
   const int64_t chunk = std::min(size, kFileChunkBytes);
   HistData data(gpu, "--file chunk", chunk);
@@ -425,8 +454,9 @@ inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& g
   for (int64_t done = 0; done < size;) {
     const int64_t n = std::min(chunk, size - done);
     if (std::fread(data.host_buffer(), 1, static_cast<size_t>(n), f) != static_cast<size_t>(n)) {
-      std::fprintf(stderr, "%s: error: --file %s: read failed after %lld of %lld bytes: %s\n", program.c_str(),
-                   h.file.c_str(), static_cast<long long>(done), static_cast<long long>(size),
+      std::fprintf(stderr, "%s: error: --file %s: read failed after %lld of %lld bytes: %s\n",
+                   program.c_str(), h.file.c_str(), static_cast<long long>(done),
+                   static_cast<long long>(size),
                    std::ferror(f) ? std::strerror(errno) : "the file got shorter");
       std::fclose(f);
       return kExitFailed;
@@ -456,7 +486,8 @@ inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& g
     if (opt.verify_only) {
       report.check(ok, all[k].name + " file=" + h.file);
     } else {
-      Result r{all[k].name, size, static_cast<double>(size) + kHistBytes, tally[k].time, ok, all[k].role};
+      Result r{all[k].name,   size, static_cast<double>(size) + kHistBytes,
+               tally[k].time, ok,   all[k].role};
       r.note = "file";
       report.add(r);
     }
@@ -471,14 +502,15 @@ inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& g
 // each run on a poisoned output and once more unpoisoned. With --large instead:
 // 2^32 + 2^20 + 3 bytes, all equal to 255 (bin 255 passes 2^32) and uniform
 // (every byte read from a 64-bit index).
-inline int verify_histogram(Report& report, const CommonOptions& opt, const Gpu& gpu, const HistOptions& h,
-                            const std::vector<Version>& steps) {
+inline int verify_histogram(Report& report, const CommonOptions& opt, const Gpu& gpu,
+                            const HistOptions& h, const std::vector<Version>& steps) {
   struct Case {
     int64_t n;
     ByteSpec spec;
     int64_t offset;
   };
-  const ByteSpec uniform{}, skewed{ByteDist::Skewed}, zeros{ByteDist::Equal, 0}, ones{ByteDist::Equal, 255};
+  const ByteSpec uniform{}, skewed{ByteDist::Skewed}, zeros{ByteDist::Equal, 0},
+      ones{ByteDist::Equal, 255};
   const ByteSpec mix{ByteDist::Mix, 7, 0.9};
   std::vector<Case> cases;
   if (h.large) {
@@ -489,7 +521,7 @@ inline int verify_histogram(Report& report, const CommonOptions& opt, const Gpu&
     for (int64_t n : {int64_t{1}, int64_t{257}, int64_t{65536}, (int64_t{1} << 24) + 13})
       for (ByteSpec s : {zeros, ones}) cases.push_back({n, s, n % 7});
     cases.push_back({(int64_t{1} << 24) + 13, skewed, 3});
-    cases.push_back({(int64_t{1} << 24) + 5, mix, 9});          // long enough for every unrolled loop
+    cases.push_back({(int64_t{1} << 24) + 5, mix, 9});  // long enough for every unrolled loop
     cases.push_back({(int64_t{1} << 24) + 5, uniform, h.offset});  // and --offset, whatever it is
   }
   int64_t capacity = 1;
@@ -497,15 +529,18 @@ inline int verify_histogram(Report& report, const CommonOptions& opt, const Gpu&
   HistData data(gpu, h.large ? "--large" : "--bytes", capacity);
   for (const Case& c : cases) {
     data.generate(c.n, c.spec, opt.seed, c.offset);
-    const std::string at = " n=" + std::to_string(c.n) + " offset=" + std::to_string(c.offset) + " " + data.note();
+    const std::string at =
+        " n=" + std::to_string(c.n) + " offset=" + std::to_string(c.offset) + " " + data.note();
     if (h.large && c.spec.dist == ByteDist::Equal)
-      report.check(data.want()[c.spec.value] == static_cast<uint64_t>(c.n) && data.want()[c.spec.value] > 0xFFFFFFFFull,
-                   "reference bin " + std::to_string(c.spec.value) + " holds all " + std::to_string(c.n) +
-                       " bytes, beyond 2^32");
+      report.check(data.want()[c.spec.value] == static_cast<uint64_t>(c.n) &&
+                       data.want()[c.spec.value] > 0xFFFFFFFFull,
+                   "reference bin " + std::to_string(c.spec.value) + " holds all " +
+                       std::to_string(c.n) + " bytes, beyond 2^32");
     for (const Version& v : steps) {
       if (c.n > v.max_n) continue;
       const bool ok = data.run_and_check(v, true);
-      report.check(ok, v.name + at, ok || data.input_kept() ? "" : "input changed: the kernel wrote into its input");
+      report.check(ok, v.name + at,
+                   ok || data.input_kept() ? "" : "input changed: the kernel wrote into its input");
     }
   }
   return report.exit_code();
@@ -571,7 +606,8 @@ inline int run_chapter(int argc, char** argv, const HistChapter& ch) {
   sweep.reps = std::max(1, static_cast<int>(opt.reps * kSweepRepsFraction));
   sweep.warmup = std::min(opt.warmup, 1);
   for (double p : kSweepP)
-    bench_input(report, sweep, data, all, h.bytes, ByteSpec{ByteDist::Mix, 0, p}, h.offset, "sweep", {{"p", p}});
+    bench_input(report, sweep, data, all, h.bytes, ByteSpec{ByteDist::Mix, 0, p}, h.offset, "sweep",
+                {{"p", p}});
   return report.exit_code();
 }
 

@@ -23,7 +23,6 @@
 // CUDA only (it includes CUB): include it from .cu files.
 #pragma once
 
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -49,14 +48,14 @@
 
 namespace sw::reduce {
 
-constexpr int64_t kDefaultN = int64_t{1} << 28;     // 1 GiB of floats, far beyond any L2
+constexpr int64_t kDefaultN = int64_t{1} << 28;  // 1 GiB of floats, far beyond any L2
 constexpr int kDefaultBlock = 256;
-constexpr int kMaxBlocksPerSm = 64;                 // chapter 06's --blocks-per-sm range
-constexpr int64_t kLessonCount = 100000000;         // chapter 01's lesson: 1e8 copies of 1.23f
+constexpr int kMaxBlocksPerSm = 64;          // chapter 06's --blocks-per-sm range
+constexpr int64_t kLessonCount = 100000000;  // chapter 01's lesson: 1e8 copies of 1.23f
 constexpr float kLessonValue = 1.23f;
 constexpr int kLessonReps = 3;
-constexpr int kSweepReps = 10;                      // sweeps: fewer timed runs per point
-constexpr int kCallsPerRun = 10;                    // back-to-back and graph timing: calls per timed run
+constexpr int kSweepReps = 10;    // sweeps: fewer timed runs per point
+constexpr int kCallsPerRun = 10;  // back-to-back and graph timing: calls per timed run
 // Device memory per float summed: the input, block sums of one per 32 floats and
 // the next pass's, one per 1024 (see Sum).
 constexpr double kBytesPerFloat = sizeof(float) * (1.0 + 1.0 / 32 + 1.0 / 1024);
@@ -82,12 +81,24 @@ inline std::vector<int> block_sizes() { return {32, 64, 128, 256, 512, 1024}; }
 template <class F>
 void dispatch_block(int block, F&& f) {
   switch (block) {
-    case 32: f(std::integral_constant<int, 32>{}); break;
-    case 64: f(std::integral_constant<int, 64>{}); break;
-    case 128: f(std::integral_constant<int, 128>{}); break;
-    case 256: f(std::integral_constant<int, 256>{}); break;
-    case 512: f(std::integral_constant<int, 512>{}); break;
-    case 1024: f(std::integral_constant<int, 1024>{}); break;
+    case 32:
+      f(std::integral_constant<int, 32>{});
+      break;
+    case 64:
+      f(std::integral_constant<int, 64>{});
+      break;
+    case 128:
+      f(std::integral_constant<int, 128>{});
+      break;
+    case 256:
+      f(std::integral_constant<int, 256>{});
+      break;
+    case 512:
+      f(std::integral_constant<int, 512>{});
+      break;
+    case 1024:
+      f(std::integral_constant<int, 1024>{});
+      break;
     default:
       std::fprintf(stderr, "error: no kernel for block size %d\n", block);
       std::exit(kExitFailed);
@@ -98,7 +109,8 @@ void dispatch_block(int block, F&& f) {
 inline unsigned grid_size(int64_t blocks) {
   constexpr int64_t kMaxGridX = 2147483647;
   if (blocks < 1 || blocks > kMaxGridX) {
-    std::fprintf(stderr, "error: %lld blocks do not fit in gridDim.x\n", static_cast<long long>(blocks));
+    std::fprintf(stderr, "error: %lld blocks do not fit in gridDim.x\n",
+                 static_cast<long long>(blocks));
     std::exit(kExitFailed);
   }
   return static_cast<unsigned>(blocks);
@@ -109,17 +121,17 @@ inline unsigned grid_size(int64_t blocks) {
 // The input of one sum and every buffer a step may write. The harness allocates
 // them for the input's size and poisons them before every checked run.
 struct Sum {
-  float* x;               // the input, n floats (chapter 02 sums in place over them)
+  float* x;  // the input, n floats (chapter 02 sums in place over them)
   int64_t n;
-  int block;              // threads per block (a chapter with a compiled-in size ignores it)
-  int blocks_per_sm;      // chapter 06: the grid is blocks_per_sm x SMs
-  cudaStream_t stream;    // chapter 06 launches here, so that a CUDA graph can capture it
-  float* partials;        // ceil(n / 32) floats: block sums, one per 32 or more floats
-  float* partials2;       // ceil(n / 1024) floats: the block sums of the next pass
-  float* host_partials;   // ceil(n / 32) floats on the host, for a finish on the host
-  float* out;             // a finish on the GPU leaves the sum here
-  double* host_out;       // a finish on the host leaves it here (kFinishOnHost)
-  unsigned* ticket;       // a counter: 0 before every launch, and the launch leaves it 0
+  int block;             // threads per block (a chapter with a compiled-in size ignores it)
+  int blocks_per_sm;     // chapter 06: the grid is blocks_per_sm x SMs
+  cudaStream_t stream;   // chapter 06 launches here, so that a CUDA graph can capture it
+  float* partials;       // ceil(n / 32) floats: block sums, one per 32 or more floats
+  float* partials2;      // ceil(n / 1024) floats: the block sums of the next pass
+  float* host_partials;  // ceil(n / 32) floats on the host, for a finish on the host
+  float* out;            // a finish on the GPU leaves the sum here
+  double* host_out;      // a finish on the host leaves it here (kFinishOnHost)
+  unsigned* ticket;      // a counter: 0 before every launch, and the launch leaves it 0
 };
 
 using Launch = void (*)(const Sum&);  // every launch of one whole sum, each checked
@@ -134,10 +146,10 @@ enum : unsigned {
 
 // One row of a chapter's version table.
 struct Step {
-  const char* name;            // the row's name; its launcher is launch_<name>
+  const char* name;  // the row's name; its launcher is launch_<name>
   Launch launch;
-  Depth depth;                 // the error bound: the most additions any element passes through
-  const char* role = "step";   // or "anti-example"
+  Depth depth;                // the error bound: the most additions any element passes through
+  const char* role = "step";  // or "anti-example"
   unsigned traits = 0;
 };
 
@@ -154,22 +166,26 @@ struct Config {
 // order. No element passes through more than n additions, so the reference's own
 // error is within the n * 2^-53 * sum|x| that float_sum_bound already allows.
 // Elements [first, first + n) of the stream: chapter 14 sums a shard of it.
-inline void reference_sum(int64_t n, uint64_t seed, double* sum, double* abs_sum, int64_t first = 0) {
+inline void reference_sum(int64_t n, uint64_t seed, double* sum, double* abs_sum,
+                          int64_t first = 0) {
   constexpr int64_t kChunk = int64_t{1} << 16;
   const int64_t chunks = ceil_div(n, kChunk);
   std::vector<double> s(chunks, 0.0), a(chunks, 0.0);
-  parallel_for(chunks, [&](int64_t begin, int64_t end) {
-    for (int64_t c = begin; c < end; ++c) {
-      double cs = 0, ca = 0;
-      for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
-        const double v = float_value(seed, static_cast<uint64_t>(first + i));
-        cs += v;
-        ca += std::fabs(v);
-      }
-      s[c] = cs;
-      a[c] = ca;
-    }
-  }, /*grain=*/1);
+  parallel_for(
+      chunks,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+          double cs = 0, ca = 0;
+          for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
+            const double v = float_value(seed, static_cast<uint64_t>(first + i));
+            cs += v;
+            ca += std::fabs(v);
+          }
+          s[c] = cs;
+          a[c] = ca;
+        }
+      },
+      /*grain=*/1);
   *sum = 0;
   *abs_sum = 0;
   for (int64_t c = 0; c < chunks; ++c) {
@@ -186,9 +202,10 @@ struct Input {
   // data through reseed() and restores the first before it returns, so these
   // change under a const Input, as x's contents do under refill().
   mutable uint64_t seed = 0;
-  mutable double ref = 0;       // the sum, in double
-  mutable double abs_sum = 0;   // sum of |x_i|, for the error bound
-  mutable uint64_t digest = 0;  // device_digest of x as written: a step that writes into x is caught
+  mutable double ref = 0;      // the sum, in double
+  mutable double abs_sum = 0;  // sum of |x_i|, for the error bound
+  mutable uint64_t digest =
+      0;  // device_digest of x as written: a step that writes into x is caught
   DeviceBuffer<float> x, partials, partials2, out;
   DeviceBuffer<unsigned> ticket;
   std::unique_ptr<float[]> host_partials;
@@ -221,8 +238,12 @@ struct Input {
       fill_floats(x.get(), n, seed);
   }
   Sum sum(const Config& c, cudaStream_t stream = nullptr) const {
-    return {x.get(), n, c.block, c.blocks_per_sm, stream, partials.get(), partials2.get(), host_partials.get(),
-            out.get(), host_out.get(), ticket.get()};
+    return {x.get(),         n,
+            c.block,         c.blocks_per_sm,
+            stream,          partials.get(),
+            partials2.get(), host_partials.get(),
+            out.get(),       host_out.get(),
+            ticket.get()};
   }
   // Every output a step may write (never the ticket: a launch must find it 0).
   void poison() const {
@@ -231,7 +252,9 @@ struct Input {
     sw::poison(out.get(), out.bytes());
     *host_out = NAN;
   }
-  double result(const Step& step) const { return step.traits & kFinishOnHost ? *host_out : sw::read(out.get()); }
+  double result(const Step& step) const {
+    return step.traits & kFinishOnHost ? *host_out : sw::read(out.get());
+  }
 };
 
 // Mixed signs and magnitudes from the seed (never zeros, never all equal).
@@ -270,7 +293,8 @@ inline std::string describe(int64_t n, const Config& c) {
 
 inline std::string describe_error(double got, const Input& in, const SumCheck& c) {
   char buf[160];
-  std::snprintf(buf, sizeof buf, "got %.9g, want %.9g: error %.3g > bound %.3g", got, in.ref, c.abs_error, c.bound);
+  std::snprintf(buf, sizeof buf, "got %.9g, want %.9g: error %.3g > bound %.3g", got, in.ref,
+                c.abs_error, c.bound);
   return buf;
 }
 
@@ -289,7 +313,8 @@ inline double run_once(const Step& step, const Input& in, const Config& c) {
 
 // Whether x still holds what make_input wrote (a step that overwrites it by design is exempt).
 inline bool input_kept(const Step& step, const Input& in) {
-  return (step.traits & kOverwritesInput) || in.constant || device_digest(in.x.get(), in.x.bytes()) == in.digest;
+  return (step.traits & kOverwritesInput) || in.constant ||
+         device_digest(in.x.get(), in.x.bytes()) == in.digest;
 }
 
 // One poisoned run compared with the reference: one PASS/FAIL line.
@@ -298,23 +323,29 @@ inline bool verify(Report& report, const Step& step, const Input& in, const Conf
   const SumCheck k = check(step, in, c, got);
   const bool kept = input_kept(step, in);
   report.check(k.ok && kept, step.name + describe(in.n, c),
-               !k.ok ? describe_error(got, in, k) : kept ? "" : "input changed: the step wrote into x");
+               !k.ok  ? describe_error(got, in, k)
+               : kept ? ""
+                      : "input changed: the step wrote into x");
   return k.ok && kept;
 }
 
 // `runs` poisoned runs; passes when every result is bitwise the same as the first
 // (and that one is right).
-inline bool verify_repeatable(Report& report, const Step& step, const Input& in, const Config& c, int runs) {
+inline bool verify_repeatable(Report& report, const Step& step, const Input& in, const Config& c,
+                              int runs) {
   const double first = run_once(step, in, c);
   int differing = 0;
   for (int r = 1; r < runs; ++r) differing += !same_bits(run_once(step, in, c), first);
   const SumCheck k = check(step, in, c, first);
   const bool ok = k.ok && differing == 0 && input_kept(step, in);
-  const std::string what = std::string(step.name) + " bitwise identical over " + std::to_string(runs) + " runs";
+  const std::string what =
+      std::string(step.name) + " bitwise identical over " + std::to_string(runs) + " runs";
   report.check(ok, what + describe(in.n, c),
-               ok ? "" : !k.ok ? describe_error(first, in, k)
-                       : differing ? std::to_string(differing) + " of " + std::to_string(runs) + " runs gave other bits"
-                                   : "input changed: the step wrote into x");
+               ok          ? ""
+               : !k.ok     ? describe_error(first, in, k)
+               : differing ? std::to_string(differing) + " of " + std::to_string(runs) +
+                                 " runs gave other bits"
+                           : "input changed: the step wrote into x");
   return ok;
 }
 
@@ -342,9 +373,12 @@ enum class Mode { kAlone, kBackToBack, kGraph };
 static_assert(kCallsPerRun == 10, "mode_name says graph-of-10");
 inline const char* mode_name(Mode mode) {
   switch (mode) {
-    case Mode::kBackToBack: return "back-to-back";
-    case Mode::kGraph: return "graph-of-10";
-    default: return "alone";
+    case Mode::kBackToBack:
+      return "back-to-back";
+    case Mode::kGraph:
+      return "graph-of-10";
+    default:
+      return "alone";
   }
 }
 
@@ -412,8 +446,9 @@ inline CommonOptions sweep_options(const CommonOptions& opt) {
 // timed result again (bit for bit against the first when same_bits). `last`, if
 // given, receives the last result. Bytes: the input read once, the sum written once.
 template <class Call, class Before, class Read>
-Result measure_calls(const CommonOptions& opt, Mode mode, const Input& in, const std::string& name, int64_t depth,
-                     bool same_bits_required, Call call, Before before, Read read, double* last = nullptr) {
+Result measure_calls(const CommonOptions& opt, Mode mode, const Input& in, const std::string& name,
+                     int64_t depth, bool same_bits_required, Call call, Before before, Read read,
+                     double* last = nullptr) {
   const Runs<Call> runs(mode, call);
   before();
   in.poison();
@@ -460,8 +495,8 @@ inline Result measure(const CommonOptions& opt, const Step& step, const Input& i
     if (step.traits & kOverwritesInput) in.refill();
   };
   const auto read = [&] { return in.result(step); };
-  Result r = measure_calls(opt, mode, in, step.name, step.depth(in.sum(c)), step.traits & kSameBits, call, before,
-                           read, last);
+  Result r = measure_calls(opt, mode, in, step.name, step.depth(in.sum(c)), step.traits & kSameBits,
+                           call, before, read, last);
   r.role = step.role;
   r.extra["block"] = c.block;
   if (c.blocks_per_sm) r.extra["blocks_per_sm"] = c.blocks_per_sm;
@@ -469,7 +504,8 @@ inline Result measure(const CommonOptions& opt, const Step& step, const Input& i
 }
 
 // measure(), then the row goes into the report.
-inline Result bench(const CommonOptions& opt, Report& report, const Step& step, const Input& in, const Config& c) {
+inline Result bench(const CommonOptions& opt, Report& report, const Step& step, const Input& in,
+                    const Config& c) {
   const Result r = measure(opt, step, in, c);
   report.add(r);
   return r;
@@ -477,7 +513,8 @@ inline Result bench(const CommonOptions& opt, Report& report, const Step& step, 
 
 // The time of one call of launch(stream), which computes nothing: a row of n 0 and
 // no bytes, always ok. (Chapter 06's empty kernel: the floor of every small sum.)
-inline Result time_launch(const CommonOptions& opt, const std::string& name, void (*launch)(cudaStream_t), Mode mode) {
+inline Result time_launch(const CommonOptions& opt, const std::string& name,
+                          void (*launch)(cudaStream_t), Mode mode) {
   const Runs<void (*)(cudaStream_t)> runs(mode, launch);
   const Timing t = per_call(time_gpu(opt, runs), runs.calls());
   return Result{name, 0, 0.0, t, true};
@@ -500,7 +537,8 @@ inline Result measure_cub(const CommonOptions& opt, const Input& in, Mode mode =
   };
   const auto read = [&] { return static_cast<double>(sw::read(in.out.get())); };
   const int64_t depth = ceil_div(in.n, int64_t{128} * std::max(sm_count(), 1)) + 64;
-  Result r = measure_calls(opt, mode, in, "cub", depth, false, call, [] {}, read);
+  Result r = measure_calls(
+      opt, mode, in, "cub", depth, false, call, [] {}, read);
   r.role = "vendor";
   return r;
 }
@@ -540,9 +578,10 @@ struct Chapter {
   const char* summary;  // one line for --help
   const char* number;   // "03"
   std::vector<Step> steps;
-  int block = 0;              // the block size compiled into the kernels (no --block); 0: --block picks it
-  bool large = false;         // offers --large: --verify-only past 2^31 and 2^32
-  bool variant = false;       // offers --variant: all steps, or one (run_chapter: when there are several)
+  int block = 0;       // the block size compiled into the kernels (no --block); 0: --block picks it
+  bool large = false;  // offers --large: --verify-only past 2^31 and 2^32
+  bool variant =
+      false;  // offers --variant: all steps, or one (run_chapter: when there are several)
   const char* block_help = "threads per block";
 };
 
@@ -581,12 +620,15 @@ inline void launch_writes_input_tail(const Sum& s) {
 
 inline int64_t any_order(const Sum& s) { return s.n; }  // a bound no order of additions exceeds
 
-inline int run(Report& report, const std::string& name, const std::vector<int64_t>& sizes, uint64_t seed) {
-  const Step step = name == "never-writes" ? Step{"planted-never-writes", launch_never_writes, any_order}
-                                           : Step{"planted-writes-input-tail", launch_writes_input_tail, any_order};
+inline int run(Report& report, const std::string& name, const std::vector<int64_t>& sizes,
+               uint64_t seed) {
+  const Step step = name == "never-writes"
+                        ? Step{"planted-never-writes", launch_never_writes, any_order}
+                        : Step{"planted-writes-input-tail", launch_writes_input_tail, any_order};
   for (int64_t size : sizes) {
     const Input in = make_input(size, seed);
-    if (name == "never-writes") {  // zeros: a step that writes nothing is right unless the output is poisoned
+    if (name == "never-writes") {  // zeros: a step that writes nothing is right unless the output
+                                   // is poisoned
       fill_constant(in.x.get(), in.n, 0.0f);
       in.ref = in.abs_sum = 0.0;
       in.digest = device_digest(in.x.get(), in.x.bytes());
@@ -615,9 +657,12 @@ inline Cli make_cli(const Chapter& ch, Options* o) {
     choices.insert(choices.end(), names.begin(), names.end());
     cli.add_choice("--variant", &o->variant, choices, "the step(s) to run");
   }
-  if (ch.large) cli.add_flag("--large", &o->large, "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
+  if (ch.large)
+    cli.add_flag("--large", &o->large,
+                 "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
   cli.add_choice("--planted", &o->planted, {"none", "never-writes", "writes-input-tail"},
-                 "with --verify-only: check a planted broken step instead (the harness's own tests; it must fail)");
+                 "with --verify-only: check a planted broken step instead (the harness's own "
+                 "tests; it must fail)");
   cli.set_steps(names);
   return cli;
 }
@@ -628,14 +673,14 @@ struct Setup {
   Gpu gpu;
   Report report;
   int64_t n;
-  int block;                   // --block, or the chapter's compiled-in size
+  int block;  // --block, or the chapter's compiled-in size
   bool large;
-  std::vector<Step> steps;     // those --variant chose (all by default)
+  std::vector<Step> steps;  // those --variant chose (all by default)
   // --verify-only: the sizes (--large's, --n alone, or verify_sizes()) and the block
   // sizes (every one, unless --block or --large picks one or the chapter has one).
   std::vector<int64_t> sizes;
   std::vector<int> blocks;
-  bool full_sweep;             // --verify-only with neither --n nor --large
+  bool full_sweep;  // --verify-only with neither --n nor --large
 };
 
 // Parses (bad input exits 2), starts the GPU (none: exits 77) and checks that the
@@ -648,15 +693,18 @@ inline Setup start(Cli& cli, const Options& o, const Chapter& ch, int argc, char
     if (o.variant == "all" || o.variant == s.name) steps.push_back(s);
   const bool n_given = cli.was_given("--n");
   const Gpu gpu = start_gpu(opt);
-  Setup s{opt, gpu, Report(opt, gpu.copy_gbps, ch.number, "sum"), o.n, block, o.large, steps, {}, {}, false};
+  Setup s{opt, gpu,  Report(opt, gpu.copy_gbps, ch.number, "sum"), o.n, block, o.large, steps, {},
+          {},  false};
   if (!opt.verify_only) {
     require_fits(gpu, "--n", o.n, kBytesPerFloat);
     return s;
   }
   s.sizes = o.large ? large_sizes() : n_given ? std::vector<int64_t>{o.n} : verify_sizes();
-  s.blocks = ch.block || o.large || cli.was_given("--block") ? std::vector<int>{block} : block_sizes();
+  s.blocks =
+      ch.block || o.large || cli.was_given("--block") ? std::vector<int>{block} : block_sizes();
   s.full_sweep = !o.large && !n_given;
-  require_fits(gpu, o.large ? "--large" : "--n", *std::max_element(s.sizes.begin(), s.sizes.end()), kBytesPerFloat);
+  require_fits(gpu, o.large ? "--large" : "--n", *std::max_element(s.sizes.begin(), s.sizes.end()),
+               kBytesPerFloat);
   return s;
 }
 
@@ -668,7 +716,8 @@ inline int run_chapter(int argc, char** argv, Chapter ch) {
   Options o;
   Cli cli = make_cli(ch, &o);
   Setup s = start(cli, o, ch, argc, argv);
-  if (s.opt.verify_only && o.planted != "none") return planted::run(s.report, o.planted, {1, 1000003}, s.opt.seed);
+  if (s.opt.verify_only && o.planted != "none")
+    return planted::run(s.report, o.planted, {1, 1000003}, s.opt.seed);
   if (s.opt.verify_only) {
     for (int64_t size : s.sizes) {
       const Input in = make_input(size, s.opt.seed);

@@ -17,8 +17,8 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }
 
 // Settings first in this order, then any other key alphabetically.
-constexpr const char* kParamOrder[] = {"threads", "block", "blocks_per_sm", "blocks", "unroll", "vec",
-                                       "copies", "p", "launches"};
+constexpr const char* kParamOrder[] = {
+    "threads", "block", "blocks_per_sm", "blocks", "unroll", "vec", "copies", "p", "launches"};
 
 // How a key reads in the table.
 std::string param_label(const std::string& key) {
@@ -55,7 +55,8 @@ std::string format_count(int64_t v) {
 }
 
 bool is_measurement(const std::string& key) {
-  if (key == "value" || key == "error" || key == "bound" || key.rfind("graded_", 0) == 0) return true;
+  if (key == "value" || key == "error" || key == "bound" || key.rfind("graded_", 0) == 0)
+    return true;
   for (const char* tail : {"_error", "_bound", "_ms", "_s", "_gbps"})
     if (ends_with(key, tail)) return true;
   return false;
@@ -65,10 +66,18 @@ std::string json_quote(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -85,15 +94,19 @@ std::string json_quote(const std::string& s) {
 std::string json_number(double v) { return std::isfinite(v) ? number_text(v, "%.12g") : "null"; }
 
 Report::Report(const CommonOptions& opt, double copy_gbps, std::string chapter, std::string problem)
-    : opt_(opt), copy_gbps_(copy_gbps), chapter_(std::move(chapter)), problem_(std::move(problem)) {}
+    : opt_(opt),
+      copy_gbps_(copy_gbps),
+      chapter_(std::move(chapter)),
+      problem_(std::move(problem)) {}
 
 std::string Report::json(const Result& r) const {
   const double g = gbps(r.bytes, r.timing.ms_median);
   std::ostringstream s;
   s << "{\"record\":\"result\",\"chapter\":" << json_quote(chapter_)
-    << ",\"problem\":" << json_quote(r.problem.empty() ? problem_ : r.problem) << ",\"variant\":" << json_quote(r.variant)
-    << ",\"role\":" << json_quote(r.role) << ",\"n\":" << r.n
-    << ",\"bytes\":" << json_number(r.bytes) << ",\"ms_median\":" << json_number(r.timing.ms_median)
+    << ",\"problem\":" << json_quote(r.problem.empty() ? problem_ : r.problem)
+    << ",\"variant\":" << json_quote(r.variant) << ",\"role\":" << json_quote(r.role)
+    << ",\"n\":" << r.n << ",\"bytes\":" << json_number(r.bytes)
+    << ",\"ms_median\":" << json_number(r.timing.ms_median)
     << ",\"ms_min\":" << json_number(r.timing.ms_min) << ",\"reps\":" << r.timing.reps
     << ",\"gbps\":" << json_number(g)
     << ",\"pct_of_copy\":" << (copy_gbps_ > 0 ? json_number(100.0 * g / copy_gbps_) : "null")
@@ -138,7 +151,8 @@ std::string Report::params(const Result& r) const {
     if (!ordered) add(key, v);
   }
   const auto usual = default_n_.find(r.problem.empty() ? problem_ : r.problem);
-  if (usual != default_n_.end() && usual->second != r.n && !in_note("n=")) parts.push_back("n=" + format_count(r.n));
+  if (usual != default_n_.end() && usual->second != r.n && !in_note("n="))
+    parts.push_back("n=" + format_count(r.n));
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : " ") + p;
   return out;
@@ -148,29 +162,34 @@ std::string Report::line(const Result& r) const {
   const double g = gbps(r.bytes, r.timing.ms_median);
   char pct[16] = "-", prev[16] = "-", lib[16] = "-";
   if (copy_gbps_ > 0) std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * g / copy_gbps_);
-  if (r.role == "step" && prev_step_gbps_ > 0) std::snprintf(prev, sizeof prev, "%.2fx", g / prev_step_gbps_);
-  const auto vendor = vendor_gbps_.find(vendor_key(r));  // the library on the same problem, n and input
+  if (r.role == "step" && prev_step_gbps_ > 0)
+    std::snprintf(prev, sizeof prev, "%.2fx", g / prev_step_gbps_);
+  const auto vendor =
+      vendor_gbps_.find(vendor_key(r));  // the library on the same problem, n and input
   if (r.role != "vendor" && vendor != vendor_gbps_.end() && vendor->second > 0)
     std::snprintf(lib, sizeof lib, "%.2fx", g / vendor->second);
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%-*s %-12s %10s %10.4f %10.4f %9.1f %7s %7s %7s  %-6s  %s", kVariantWidth,
-                r.variant.c_str(), r.role.c_str(), format_count(r.n).c_str(), r.timing.ms_median, r.timing.ms_min, g,
-                pct, prev, lib, r.ok ? "ok" : "FAILED", params(r).c_str());
+  std::snprintf(buf, sizeof buf, "%-*s %-12s %10s %10.4f %10.4f %9.1f %7s %7s %7s  %-6s  %s",
+                kVariantWidth, r.variant.c_str(), r.role.c_str(), format_count(r.n).c_str(),
+                r.timing.ms_median, r.timing.ms_min, g, pct, prev, lib, r.ok ? "ok" : "FAILED",
+                params(r).c_str());
   std::string text = buf;
   text.erase(text.find_last_not_of(' ') + 1);  // no trailing blanks when there are no parameters
   return text;
 }
 
 void Report::add(const Result& r) {
-  default_n_.emplace(r.problem.empty() ? problem_ : r.problem, r.n);  // the first row sets the usual n
+  default_n_.emplace(r.problem.empty() ? problem_ : r.problem,
+                     r.n);  // the first row sets the usual n
   if (!r.ok) ++failures_;
   ++checks_;
   if (opt_.json) {
     std::printf("%s\n", json(r).c_str());
   } else {
     if (!header_done_) {
-      std::printf("%-*s %-12s %10s %10s %10s %9s %7s %7s %7s  %-6s  %s\n", kVariantWidth, "variant", "role", "n",
-                  "median ms", "min ms", "GB/s", "%copy", "vs prev", "vs lib", "check", "parameters");
+      std::printf("%-*s %-12s %10s %10s %10s %9s %7s %7s %7s  %-6s  %s\n", kVariantWidth, "variant",
+                  "role", "n", "median ms", "min ms", "GB/s", "%copy", "vs prev", "vs lib", "check",
+                  "parameters");
       header_done_ = true;
     }
     std::printf("%s\n", line(r).c_str());
@@ -211,8 +230,9 @@ void Report::note(const std::string& text) {
 
 void Report::skip(const std::string& variant, const std::string& reason) {
   if (opt_.json)
-    std::printf("{\"record\":\"skip\",\"chapter\":%s,\"variant\":%s,\"reason\":%s}\n", json_quote(chapter_).c_str(),
-                json_quote(variant).c_str(), json_quote(reason).c_str());
+    std::printf("{\"record\":\"skip\",\"chapter\":%s,\"variant\":%s,\"reason\":%s}\n",
+                json_quote(chapter_).c_str(), json_quote(variant).c_str(),
+                json_quote(reason).c_str());
   else
     std::printf("SKIP %s: %s\n", variant.c_str(), reason.c_str());
   std::fflush(stdout);

@@ -29,7 +29,7 @@ struct Result {
   int64_t n = 0;        // problem size in elements
   double bytes = 0;     // bytes that must move: each input read once, each output written once
   Timing timing;
-  bool ok = false;      // the check against the CPU reference passed
+  bool ok = false;  // the check against the CPU reference passed
   // "step": a stage of the tutorial; "vendor": CUB or cuBLAS; "ceiling": the copy;
   // "cpu": a host baseline on all cores (what "vs CPU" compares with);
   // "lesson": a row that teaches (e.g. the one-core CPU loops); "sweep": one
@@ -39,8 +39,8 @@ struct Result {
   // {"threads", 64}, and measurements, e.g. {"rel_error", 3e-8}: the table shows
   // the settings only (see is_measurement), the JSON record all of them.
   std::map<std::string, double> extra;
-  std::string note;                     // short free text, e.g. the distribution
-  std::string problem;                  // overrides the report's problem when set
+  std::string note;     // short free text, e.g. the distribution
+  std::string problem;  // overrides the report's problem when set
 };
 
 class Report {
@@ -99,9 +99,9 @@ std::string json_number(double v);
 std::string format_count(int64_t v);
 
 // True for extra keys that hold a measurement, not a setting: "value", "error",
-// "bound", names starting graded_ (--graded-timing), and names ending in _error, _bound, _ms, _s or _gbps ("rel_error",
-// "kernel_ms", "copy_gbps"). The table's parameters leave these out; every other
-// key is a setting and shows ("block", "blocks_per_sm", "threads", "p", "copies").
+// "bound", names starting graded_ (--graded-timing), and names ending in _error, _bound, _ms, _s or
+// _gbps ("rel_error", "kernel_ms", "copy_gbps"). The table's parameters leave these out; every
+// other key is a setting and shows ("block", "blocks_per_sm", "threads", "p", "copies").
 bool is_measurement(const std::string& key);
 
 }  // namespace sw

@@ -18,12 +18,11 @@
 // CUDA only (it includes CUB): include it from .cu files.
 #pragma once
 
-#include <cub/device/device_scan.cuh>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cub/device/device_scan.cuh>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -50,24 +49,27 @@ constexpr int kSlowReps = 3;                     // the chained scan runs at ten
 constexpr int kSweepReps = 10;                   // a sweep's points: fewer timed runs
 constexpr int kBackToBackCalls = 10;             // the 2^20 rows: calls per timed run, back to back
 constexpr int kSlowWarmup = 1;
-constexpr int kCensusRuns = 20;                  // runs compared digest by digest (f32)
+constexpr int kCensusRuns = 20;  // runs compared digest by digest (f32)
 constexpr int kSlowCensusRuns = 5;
-constexpr int64_t kMinTile = 32;                 // the smallest tile: --block 32 --tile-rows 1, one element a lane
-constexpr int64_t kChunk = int64_t{1} << 16;     // elements per work item of the host checks
-constexpr int64_t kPiece = int64_t{1} << 23;     // elements copied back to the host at a time
+constexpr int64_t kMinTile = 32;  // the smallest tile: --block 32 --tile-rows 1, one element a lane
+constexpr int64_t kChunk = int64_t{1} << 16;  // elements per work item of the host checks
+constexpr int64_t kPiece = int64_t{1} << 23;  // elements copied back to the host at a time
 static_assert(kPiece % kChunk == 0, "pieces hold whole chunks");
-constexpr int64_t kTinyTileMaxN = 1000003;       // the full sweep's extra tiles stop at this size
-constexpr int kCpuWarmup = 1, kCpuReps = 2;      // chapter 01's: a CPU run takes up to a second
-constexpr double kFitFraction = 0.95;            // of the free memory, as require_fits allows
+constexpr int64_t kTinyTileMaxN = 1000003;   // the full sweep's extra tiles stop at this size
+constexpr int kCpuWarmup = 1, kCpuReps = 2;  // chapter 01's: a CPU run takes up to a second
+constexpr double kFitFraction = 0.95;        // of the free memory, as require_fits allows
 const char* const kLatencyProblem = "scan-latency";
 
 // Tiny, around warp and tile sizes, odd, a prime near 1e6, and just past 2^24 (with
 // a 4096-element tile its last tile is partial).
 inline std::vector<int64_t> verify_sizes() {
-  return {1, 2, 31, 32, 33, 127, 129, 1000, 4095, 4096, 4097, 65537, 1000003, (int64_t{1} << 24) + 1};
+  return {1,    2,    31,   32,   33,    127,     129,
+          1000, 4095, 4096, 4097, 65537, 1000003, (int64_t{1} << 24) + 1};
 }
 // --verify-only --large: past 2^31 (a signed 32-bit index wraps) and past 2^32.
-inline std::vector<int64_t> large_sizes() { return {(int64_t{1} << 31) + 17, (int64_t{1} << 32) + 5}; }
+inline std::vector<int64_t> large_sizes() {
+  return {(int64_t{1} << 31) + 17, (int64_t{1} << 32) + 5};
+}
 
 // --- the inputs -----------------------------------------------------------------------------
 
@@ -75,13 +77,17 @@ inline std::vector<int64_t> large_sizes() { return {(int64_t{1} << 31) + 17, (in
 // exact) or chapter 06's floats (mixed signs and magnitudes, never zero).
 template <class T>
 SW_HD inline T element(uint64_t seed, uint64_t i) {
-  if constexpr (std::is_same_v<T, float>) return float_value(seed, i);
-  else return static_cast<uint32_t>(random_bits(seed, i) >> 32);  // int_value's bits
+  if constexpr (std::is_same_v<T, float>)
+    return float_value(seed, i);
+  else
+    return static_cast<uint32_t>(random_bits(seed, i) >> 32);  // int_value's bits
 }
 template <class T>
 void fill(T* d, int64_t n, uint64_t seed) {
-  if constexpr (std::is_same_v<T, float>) fill_floats(d, n, seed);
-  else fill_ints(reinterpret_cast<int32_t*>(d), n, seed);
+  if constexpr (std::is_same_v<T, float>)
+    fill_floats(d, n, seed);
+  else
+    fill_ints(reinterpret_cast<int32_t*>(d), n, seed);
 }
 template <class T>
 const char* type_name() {
@@ -93,10 +99,12 @@ const char* type_name() {
 template <class T, class Body>
 void for_each_piece(const T* d, int64_t n, Body&& body) {
   static PinnedBuffer<unsigned long long> stage(kPiece);  // 8 bytes per element at most
-  static_assert(sizeof(T) <= sizeof(unsigned long long), "the staging buffer holds 8-byte elements");
+  static_assert(sizeof(T) <= sizeof(unsigned long long),
+                "the staging buffer holds 8-byte elements");
   for (int64_t first = 0; first < n; first += kPiece) {
     const int64_t count = std::min(kPiece, n - first);
-    CUDA_CHECK(cudaMemcpy(stage.get(), d + first, static_cast<size_t>(count) * sizeof(T), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(stage.get(), d + first, static_cast<size_t>(count) * sizeof(T),
+                          cudaMemcpyDeviceToHost));
     body(reinterpret_cast<const T*>(stage.get()), first, count);
   }
 }
@@ -135,16 +143,18 @@ inline Timing per_call(Timing t, int calls) {
 // Poison the outputs, run once, check; time `run`; check the last timed result
 // again. A failed check prints its detail as a note. The row has role "step".
 template <class Run, class Poison, class Verify>
-Result measure(Report& report, const CommonOptions& opt, const std::string& name, int64_t n, double bytes, Run&& run,
-               Poison&& poison, Verify&& verify) {
+Result measure(Report& report, const CommonOptions& opt, const std::string& name, int64_t n,
+               double bytes, Run&& run, Poison&& poison, Verify&& verify) {
   poison();
   run();
   CUDA_CHECK(cudaDeviceSynchronize());
   const Verdict first = verify();
   const Timing t = time_gpu(opt, run);
   const Verdict last = verify();
-  if (!first.ok) report.note(name + ": " + first.detail);
-  else if (!last.ok) report.note(name + " (last timed run): " + last.detail);
+  if (!first.ok)
+    report.note(name + ": " + first.detail);
+  else if (!last.ok)
+    report.note(name + " (last timed run): " + last.detail);
   Result r{name, n, bytes, t, first.ok && last.ok};
   if (last.rel_error > 0) r.extra["rel_error"] = last.rel_error;
   return r;
@@ -180,7 +190,8 @@ template <class T>
 std::string got_want(const char* what, int64_t i, T got, double want) {
   char buf[160];
   if constexpr (std::is_same_v<T, float>)
-    std::snprintf(buf, sizeof buf, "%s[%lld]: got %.9g, want %.9g", what, static_cast<long long>(i), got, want);
+    std::snprintf(buf, sizeof buf, "%s[%lld]: got %.9g, want %.9g", what, static_cast<long long>(i),
+                  got, want);
   else
     std::snprintf(buf, sizeof buf, "%s[%lld]: got %llu, want %.0f", what, static_cast<long long>(i),
                   static_cast<unsigned long long>(got), want);
@@ -192,7 +203,8 @@ std::string got_want(const char* what, int64_t i, T got, double want) {
 inline Verdict tickets_drawn(const unsigned long long* state, int64_t tickets) {
   const unsigned long long drawn = tickets > 0 ? read(state) : 0;
   if (drawn == static_cast<unsigned long long>(tickets)) return {};
-  return {false, "tickets: " + std::to_string(drawn) + " drawn from the counter, " + std::to_string(tickets) +
+  return {false, "tickets: " + std::to_string(drawn) + " drawn from the counter, " +
+                     std::to_string(tickets) +
                      " tiles: every tile must take its index from the ticket counter"};
 }
 
@@ -205,59 +217,69 @@ inline Verdict tickets_drawn(const unsigned long long* state, int64_t tickets) {
 // min(depth, terms) over the terms the element adds (float_sum_bound; the reference
 // is in double); an exclusive out[0] must be exactly 0.
 template <class T, class Pieces>
-Verdict check_scan_pieces(Pieces&& pieces, int64_t n, uint64_t seed, bool inclusive, int64_t depth) {
+Verdict check_scan_pieces(Pieces&& pieces, int64_t n, uint64_t seed, bool inclusive,
+                          int64_t depth) {
   using Sum = std::conditional_t<std::is_same_v<T, float>, double, uint32_t>;
   const int64_t chunks = ceil_div(n, kChunk);
   std::vector<Sum> start(chunks + 1, Sum{});
   std::vector<double> abs_start(chunks + 1, 0.0);
-  parallel_for(chunks, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      Sum s{};
-      double a = 0;
-      for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
-        const T x = element<T>(seed, i);
-        s += x;
-        a += std::fabs(static_cast<double>(x));
-      }
-      start[c + 1] = s;
-      abs_start[c + 1] = a;
-    }
-  }, /*grain=*/1);
+  parallel_for(
+      chunks,
+      [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c) {
+          Sum s{};
+          double a = 0;
+          for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
+            const T x = element<T>(seed, i);
+            s += x;
+            a += std::fabs(static_cast<double>(x));
+          }
+          start[c + 1] = s;
+          abs_start[c + 1] = a;
+        }
+      },
+      /*grain=*/1);
   for (int64_t c = 0; c < chunks; ++c) start[c + 1] += start[c], abs_start[c + 1] += abs_start[c];
   Mismatches bad;
   pieces([&](const T* got, int64_t first, int64_t count) {
-    parallel_for(ceil_div(count, kChunk), [&](int64_t b, int64_t e) {
-      for (int64_t c = first / kChunk + b; c < first / kChunk + e; ++c) {
-        Sum run = start[c];
-        double abs = abs_start[c], worst = 0;  // the chunk's largest relative error, reported once
-        for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
-          const T x = element<T>(seed, i), g = got[i - first];
-          const Sum next = run + x;
-          const Sum want = inclusive ? next : run;
-          const double abs_want = inclusive ? abs + std::fabs(static_cast<double>(x)) : abs;
-          if constexpr (std::is_same_v<T, float>) {
-            const int64_t terms = inclusive ? i + 1 : i;
-            const double err = std::fabs(static_cast<double>(g) - want);
-            if (!std::isfinite(g) || err > float_sum_bound(std::min(depth, terms), abs_want, terms))
-              bad.add(i, got_want("out", i, g, want));
-            else if (abs_want > 0)
-              worst = std::max(worst, err / abs_want);
-          } else if (g != want) {
-            bad.add(i, got_want("out", i, g, static_cast<double>(want)));
+    parallel_for(
+        ceil_div(count, kChunk),
+        [&](int64_t b, int64_t e) {
+          for (int64_t c = first / kChunk + b; c < first / kChunk + e; ++c) {
+            Sum run = start[c];
+            double abs = abs_start[c],
+                   worst = 0;  // the chunk's largest relative error, reported once
+            for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
+              const T x = element<T>(seed, i), g = got[i - first];
+              const Sum next = run + x;
+              const Sum want = inclusive ? next : run;
+              const double abs_want = inclusive ? abs + std::fabs(static_cast<double>(x)) : abs;
+              if constexpr (std::is_same_v<T, float>) {
+                const int64_t terms = inclusive ? i + 1 : i;
+                const double err = std::fabs(static_cast<double>(g) - want);
+                if (!std::isfinite(g) ||
+                    err > float_sum_bound(std::min(depth, terms), abs_want, terms))
+                  bad.add(i, got_want("out", i, g, want));
+                else if (abs_want > 0)
+                  worst = std::max(worst, err / abs_want);
+              } else if (g != want) {
+                bad.add(i, got_want("out", i, g, static_cast<double>(want)));
+              }
+              run = next;
+              abs += std::fabs(static_cast<double>(x));
+            }
+            bad.error(worst);  // once a chunk: a lock per element serialised the host threads
           }
-          run = next;
-          abs += std::fabs(static_cast<double>(x));
-        }
-        bad.error(worst);  // once a chunk: a lock per element serialised the host threads
-      }
-    }, /*grain=*/1);
+        },
+        /*grain=*/1);
   });
   return bad.verdict();
 }
 
 template <class T>
 Verdict check_scan(const T* d_out, int64_t n, uint64_t seed, bool inclusive, int64_t depth) {
-  return check_scan_pieces<T>([&](auto&& body) { for_each_piece(d_out, n, body); }, n, seed, inclusive, depth);
+  return check_scan_pieces<T>([&](auto&& body) { for_each_piece(d_out, n, body); }, n, seed,
+                              inclusive, depth);
 }
 
 // --- chapter 16: its version table --------------------------------------------------------------
@@ -269,17 +291,18 @@ struct ScanCall {
   T* out;
   int64_t n;
   bool inclusive;
-  int rows, block;           // the tile of the single-pass steps (--tile-rows, --block)
-  T* partials;               // ceil(n / 32) + 64 elements: block or tile sums (16-byte aligned)
-  unsigned long long* state; // ceil(n / kMinTile) + 1 words: the ticket, then one status word per tile
+  int rows, block;  // the tile of the single-pass steps (--tile-rows, --block)
+  T* partials;      // ceil(n / 32) + 64 elements: block or tile sums (16-byte aligned)
+  unsigned long long*
+      state;  // ceil(n / kMinTile) + 1 words: the ticket, then one status word per tile
   cudaStream_t stream;
 };
 template <class T>
 using ScanLaunch = int64_t (*)(const ScanCall<T>&);  // returns the tickets its kernels must draw
 
 enum : unsigned {
-  kSlow = 1,  // tens of GB/s: timed with kSlowReps, its census with kSlowCensusRuns
-  kTile = 2,  // a single-pass tile: --tile-rows and --block set it (and the checks vary them)
+  kSlow = 1,     // tens of GB/s: timed with kSlowReps, its census with kSlowCensusRuns
+  kTile = 2,     // a single-pass tile: --tile-rows and --block set it (and the checks vary them)
   kVecTile = 4,  // with kTile: 16-byte loads (a lane holds 16 / sizeof(T) elements a row)
   kTuned = 8,    // the step whose tile the default run sweeps, then uses the fastest
   kGoal = 16,    // measured also exclusive, at 2^30 and at 2^20 (the goals' rows)
@@ -289,15 +312,18 @@ struct ScanStep {
   const char* name;
   ScanLaunch<uint32_t> u32;
   ScanLaunch<float> f32;
-  int64_t (*depth)(int64_t n, int rows, int block);  // the float bound: additions an element passes through
+  int64_t (*depth)(int64_t n, int rows,
+                   int block);  // the float bound: additions an element passes through
   unsigned traits = 0;
   int rows = 0;  // its rows per warp when --tile-rows is not given (kTile steps)
 };
 
 template <class T>
 ScanLaunch<T> launcher(const ScanStep& s) {
-  if constexpr (std::is_same_v<T, float>) return s.f32;
-  else return s.u32;
+  if constexpr (std::is_same_v<T, float>)
+    return s.f32;
+  else
+    return s.u32;
 }
 
 // Where a step runs: rows and block of its tile (ignored by the other steps).
@@ -313,7 +339,8 @@ struct TileChoices {
 };
 
 // --tile-rows and --block, with the chapter's choices; each stays "" unless given.
-inline void add_tile_options(Cli& cli, std::string* rows, std::string* block, const TileChoices& c) {
+inline void add_tile_options(Cli& cli, std::string* rows, std::string* block,
+                             const TileChoices& c) {
   std::vector<std::string> r, b;
   for (int v : c.rows) r.push_back(std::to_string(v));
   for (int v : c.blocks) b.push_back(std::to_string(v));
@@ -323,7 +350,8 @@ inline void add_tile_options(Cli& cli, std::string* rows, std::string* block, co
 
 // A step's tile: --tile-rows and --block where given, else its own rows and the
 // chapter's block.
-inline Tile pick_tile(const std::string& rows, const std::string& block, int own_rows, const TileChoices& c) {
+inline Tile pick_tile(const std::string& rows, const std::string& block, int own_rows,
+                      const TileChoices& c) {
   return {rows.empty() ? own_rows : std::stoi(rows), block.empty() ? c.block : std::stoi(block)};
 }
 
@@ -346,7 +374,8 @@ struct ScanData {
     CUDA_CHECK(cudaDeviceSynchronize());
   }
   ScanCall<T> call(bool inclusive, Tile t, cudaStream_t stream = nullptr) const {
-    return {in.get(), out.get(), n, inclusive, t.rows, t.block, partials.get(), state.get(), stream};
+    return {in.get(), out.get(),      n,           inclusive, t.rows,
+            t.block,  partials.get(), state.get(), stream};
   }
   void poison() const {
     sw::poison(out.get(), out.bytes());
@@ -357,7 +386,8 @@ struct ScanData {
   Verdict check(bool inclusive, int64_t depth, int64_t tickets) const {
     Verdict v = check_scan(out.get(), n, seed, inclusive, depth);
     if (v.ok) v = tickets_drawn(state.get(), tickets);
-    if (v.ok && device_digest(in.get(), in.bytes()) != digest) v = {false, "input changed: the step wrote into x"};
+    if (v.ok && device_digest(in.get(), in.bytes()) != digest)
+      v = {false, "input changed: the step wrote into x"};
     return v;
   }
 };
@@ -383,7 +413,8 @@ std::string scan_note(bool inclusive) {
 template <class T>
 std::string describe(const ScanStep& s, int64_t n, bool inclusive, Tile t) {
   std::string d = " " + scan_note<T>(inclusive) + " n=" + std::to_string(n);
-  if (s.traits & kTile) d += " rows=" + std::to_string(t.rows) + " block=" + std::to_string(t.block);
+  if (s.traits & kTile)
+    d += " rows=" + std::to_string(t.rows) + " block=" + std::to_string(t.block);
   return d;
 }
 
@@ -400,8 +431,8 @@ bool verify(Report& report, const ScanStep& s, const ScanData<T>& d, bool inclus
 
 // One step, measured: its row (extra rows, block, items where it has a tile).
 template <class T>
-Result measure_step(Report& report, const CommonOptions& opt, const ScanStep& s, const ScanData<T>& d, bool inclusive,
-                    Tile t, Calls calls = Calls::kAlone) {
+Result measure_step(Report& report, const CommonOptions& opt, const ScanStep& s,
+                    const ScanData<T>& d, bool inclusive, Tile t, Calls calls = Calls::kAlone) {
   int64_t tickets = 0;
   const auto run = [&] {
     for (int k = 0; k < calls_per_run(calls); ++k) tickets = launcher<T>(s)(d.call(inclusive, t));
@@ -437,8 +468,10 @@ class CubScan {
  private:
   void run(void* temp, cudaStream_t stream, size_t* bytes = nullptr) const {
     size_t& b = bytes ? *bytes : bytes_;
-    if (inclusive_) CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, b, d_.in.get(), d_.out.get(), d_.n, stream));
-    else CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, b, d_.in.get(), d_.out.get(), d_.n, stream));
+    if (inclusive_)
+      CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, b, d_.in.get(), d_.out.get(), d_.n, stream));
+    else
+      CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, b, d_.in.get(), d_.out.get(), d_.n, stream));
   }
   const ScanData<T>& d_;
   bool inclusive_;
@@ -488,12 +521,13 @@ using HostScan = void (*)(const T* in, T* out, int64_t n, bool inclusive);
 struct ScanChapter {
   const char* program;  // "16_scan"
   const char* summary;
-  const char* number;   // "16"
+  const char* number;  // "16"
   std::vector<ScanStep> steps;
   HostScan<uint32_t> cpu_1core_u32, cpu_all_u32;
   HostScan<float> cpu_1core_f32, cpu_all_f32;
   TileChoices tiles;
-  std::function<void(Report&)> extra_checks;  // run by --verify-only (chapter 16: the status protocol)
+  std::function<void(Report&)>
+      extra_checks;  // run by --verify-only (chapter 16: the status protocol)
 };
 
 struct ScanOptions {
@@ -507,7 +541,8 @@ struct ScanOptions {
 // The tiles a step is checked on: its own (--tile-rows / --block where given), and in
 // the full sweep up to 1000003 elements also the tiny tile, whose many tiles work
 // the look-back hardest, and an odd one.
-inline std::vector<Tile> check_tiles(const ScanStep& s, const ScanOptions& o, int64_t n, bool full_sweep) {
+inline std::vector<Tile> check_tiles(const ScanStep& s, const ScanOptions& o, int64_t n,
+                                     bool full_sweep) {
   if (!(s.traits & kTile)) return {Tile{}};
   const Tile own = pick_tile(o.rows, o.block, s.rows, o.tiles);
   if (!full_sweep || !o.rows.empty() || !o.block.empty() || n > kTinyTileMaxN) return {own};
@@ -517,21 +552,24 @@ inline std::vector<Tile> check_tiles(const ScanStep& s, const ScanOptions& o, in
 // Every step on one size of one type, inclusive and exclusive; with --large, u32
 // inclusive and f32 exclusive only (each check reads gigabytes back).
 template <class T>
-void verify_type(Report& report, const std::vector<ScanStep>& steps, const ScanOptions& o, int64_t n, uint64_t seed,
-                 bool full_sweep) {
+void verify_type(Report& report, const std::vector<ScanStep>& steps, const ScanOptions& o,
+                 int64_t n, uint64_t seed, bool full_sweep) {
   const ScanData<T> d(n, seed);
   for (const ScanStep& s : steps)
     for (const Tile& t : check_tiles(s, o, n, full_sweep))
       for (bool inclusive : {true, false})
-        if (!o.large || inclusive == std::is_same_v<T, uint32_t>) verify<T>(report, s, d, inclusive, t);
+        if (!o.large || inclusive == std::is_same_v<T, uint32_t>)
+          verify<T>(report, s, d, inclusive, t);
 }
 
 // A CPU baseline on the host copy of the input: its row, checked like the GPU's.
 template <class T>
-Result measure_host(const CommonOptions& opt, const char* name, const char* role, HostScan<T> scan, const T* in,
-                    T* out, int64_t n, uint64_t seed, int64_t threads) {
-  const Timing t = time_cpu(kCpuWarmup, std::min(opt.reps, kCpuReps), [&] { scan(in, out, n, true); });
-  const Verdict v = check_scan_pieces<T>([&](auto&& body) { body(out, int64_t{0}, n); }, n, seed, true, n);
+Result measure_host(const CommonOptions& opt, const char* name, const char* role, HostScan<T> scan,
+                    const T* in, T* out, int64_t n, uint64_t seed, int64_t threads) {
+  const Timing t =
+      time_cpu(kCpuWarmup, std::min(opt.reps, kCpuReps), [&] { scan(in, out, n, true); });
+  const Verdict v =
+      check_scan_pieces<T>([&](auto&& body) { body(out, int64_t{0}, n); }, n, seed, true, n);
   Result r{name, n, scan_bytes<T>(n), t, v.ok, role};
   r.note = scan_note<T>(true);
   r.extra["threads"] = static_cast<double>(threads);
@@ -559,13 +597,14 @@ Tile sweep_tiles(Report& report, const CommonOptions& opt, const ScanStep& s, co
 
 // Adds the census to an f32 row: how many different outputs kCensusRuns runs give.
 template <class T>
-void add_census(Report& report, Result& r, const ScanData<T>& d, int runs, const std::function<void()>& launch) {
+void add_census(Report& report, Result& r, const ScanData<T>& d, int runs,
+                const std::function<void()>& launch) {
   if (!std::is_same_v<T, float>) return;
   const int distinct = census(d, runs, launch);
   r.extra["distinct_results"] = distinct;
   r.extra["census_runs"] = runs;
-  report.note(r.variant + " f32: " + std::to_string(distinct) + " distinct output(s) in " + std::to_string(runs) +
-              " runs");
+  report.note(r.variant + " f32: " + std::to_string(distinct) + " distinct output(s) in " +
+              std::to_string(runs) + " runs");
 }
 
 // The default run of one type at --n: CUB, the CPU baselines, the sweep of the
@@ -573,8 +612,9 @@ void add_census(Report& report, Result& r, const ScanData<T>& d, int runs, const
 // exclusive; then, with every step, CUB and the kGoal steps at 2^30 and at 2^20
 // (each call alone, and back to back: problem "scan-latency").
 template <class T>
-void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu, const std::vector<ScanStep>& steps,
-                const ScanOptions& o, HostScan<T> one_core, HostScan<T> all_cores) {
+void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu,
+                const std::vector<ScanStep>& steps, const ScanOptions& o, HostScan<T> one_core,
+                HostScan<T> all_cores) {
   const bool every = o.variant == "all";
   auto tile_of = [&](const ScanStep& s, Tile tuned) {
     if (!(s.traits & kTile)) return Tile{};
@@ -596,11 +636,13 @@ void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu, const 
       parallel_for(o.n, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) in[i] = element<T>(opt.seed, i);
       });
-      report.add(measure_host<T>(opt, "cpu-1core", "lesson", one_core, in.data(), out.data(), o.n, opt.seed, 1));
-      report.add(measure_host<T>(opt, "cpu-all-cores", "cpu", all_cores, in.data(), out.data(), o.n, opt.seed,
-                                 host_threads()));
+      report.add(measure_host<T>(opt, "cpu-1core", "lesson", one_core, in.data(), out.data(), o.n,
+                                 opt.seed, 1));
+      report.add(measure_host<T>(opt, "cpu-all-cores", "cpu", all_cores, in.data(), out.data(), o.n,
+                                 opt.seed, host_threads()));
       for (const ScanStep& s : steps)
-        if ((s.traits & kTuned) && o.rows.empty() && o.block.empty()) tuned = sweep_tiles<T>(report, opt, s, d, o.tiles);
+        if ((s.traits & kTuned) && o.rows.empty() && o.block.empty())
+          tuned = sweep_tiles<T>(report, opt, s, d, o.tiles);
     }
     for (const ScanStep& s : steps) {
       const Tile t = tile_of(s, tuned);
@@ -611,11 +653,13 @@ void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu, const 
     }
     report.add(measure_cub<T>(report, opt, d, false));
     for (const ScanStep& s : steps)
-      if (s.traits & kGoal) report.add(measure_step<T>(report, opt, s, d, false, tile_of(s, tuned)));
+      if (s.traits & kGoal)
+        report.add(measure_step<T>(report, opt, s, d, false, tile_of(s, tuned)));
   }
   if (!every) return;
   const double need = kScanBytesPerElement<T> * static_cast<double>(kBigN);
-  if (fits_message("n", kBigN, kScanBytesPerElement<T>, 0, gpu.info.free_bytes * kFitFraction).empty()) {
+  if (fits_message("n", kBigN, kScanBytesPerElement<T>, 0, gpu.info.free_bytes * kFitFraction)
+          .empty()) {
     const ScanData<T> d(kBigN, opt.seed);
     report.add(measure_cub<T>(report, opt, d, true));
     for (const ScanStep& s : steps)
@@ -627,7 +671,8 @@ void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu, const 
   for (Calls calls : {Calls::kAlone, Calls::kBackToBack}) {
     std::vector<Result> rows = {measure_cub<T>(report, opt, d, true, calls)};
     for (const ScanStep& s : steps)
-      if (s.traits & kGoal) rows.push_back(measure_step<T>(report, opt, s, d, true, tile_of(s, tuned), calls));
+      if (s.traits & kGoal)
+        rows.push_back(measure_step<T>(report, opt, s, d, true, tile_of(s, tuned), calls));
     for (Result& r : rows) {
       if (calls == Calls::kBackToBack) {
         r.problem = kLatencyProblem;
@@ -651,7 +696,8 @@ inline int run_scan_chapter(int argc, char** argv, const ScanChapter& ch) {
   cli.add_choice("--variant", &o.variant, variants, "the step(s) to run");
   cli.add_choice("--type", &o.type, {"all", "u32", "f32"}, "the element type(s)");
   add_tile_options(cli, &o.rows, &o.block, ch.tiles);
-  cli.add_flag("--large", &o.large, "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
+  cli.add_flag("--large", &o.large,
+               "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
   cli.set_steps(names);
   const CommonOptions opt = cli.parse_or_exit(argc, argv);
   const Gpu gpu = start_gpu(opt);
@@ -662,7 +708,9 @@ inline int run_scan_chapter(int argc, char** argv, const ScanChapter& ch) {
   const bool u32 = o.type != "f32", f32 = o.type != "u32";
   if (opt.verify_only) {
     const bool n_given = cli.was_given("--n");
-    const std::vector<int64_t> sizes = o.large ? large_sizes() : n_given ? std::vector<int64_t>{o.n} : verify_sizes();
+    const std::vector<int64_t> sizes = o.large   ? large_sizes()
+                                       : n_given ? std::vector<int64_t>{o.n}
+                                                 : verify_sizes();
     require_fits(gpu, o.large ? "--large" : "--n", *std::max_element(sizes.begin(), sizes.end()),
                  kScanBytesPerElement<float>);
     for (int64_t n : sizes) {

@@ -13,8 +13,8 @@
 //       sw::transpose::copy_variant<float>(),       // role "ceiling"
 //       sw::transpose::vendor_variant<float>(blas), // cublasSgeam_64, role "vendor"
 //       {"shared-tile", "step", launch_shared_tile}};  // the chapter's kernels
-//   if (opt.verify_only) sw::transpose::verify(report, v, sw::transpose::verify_shapes(cli, t), opt.seed);
-//   else sw::transpose::benchmark(report, opt, v, {t.rows, t.cols}, opt.seed);
+//   if (opt.verify_only) sw::transpose::verify(report, v, sw::transpose::verify_shapes(cli, t),
+//   opt.seed); else sw::transpose::benchmark(report, opt, v, {t.rows, t.cols}, opt.seed);
 //
 // run_float_chapter() below is that whole main() for a chapter of float kernels.
 // Checks are exact (bit for bit) against the input copied back from the GPU,
@@ -84,9 +84,12 @@ inline void add_options(Cli& cli, Options* t, bool with_large) {
 // is within it; their product could even pass int64). Call it right after parsing.
 inline void check_size(const Options& t) {
   if (t.rows <= kMaxElements / t.cols) return;
-  std::fprintf(stderr, "error: --rows x --cols %lld x %lld is more elements than any option accepts; valid range: "
-               "1 to %lld elements\n", static_cast<long long>(t.rows), static_cast<long long>(t.cols),
-               static_cast<long long>(kMaxElements));
+  std::fprintf(
+      stderr,
+      "error: --rows x --cols %lld x %lld is more elements than any option accepts; valid range: "
+      "1 to %lld elements\n",
+      static_cast<long long>(t.rows), static_cast<long long>(t.cols),
+      static_cast<long long>(kMaxElements));
   std::exit(kExitBadInput);
 }
 
@@ -94,19 +97,22 @@ inline void check_size(const Options& t) {
 // 1 x 16777217 and 3 x 5000011 have more than 65535 tiles along one side: in one
 // layout or the other, a launcher starts several grids.
 inline std::vector<Shape> sweep_shapes() {
-  return {{1, 1},       {1, 100003}, {33, 31},      {1000, 1999}, {32, 32},
-          {31, 1},      {2, 3},      {63, 65},      {64, 64},     {127, 129},
-          {191, 65},    {4, 1021},   {1024, 2048},  {1, 16777217}, {3, 5000011},
-          {65537, 33}};
+  return {{1, 1},       {1, 100003},   {33, 31},     {1000, 1999}, {32, 32},  {31, 1},
+          {2, 3},       {63, 65},      {64, 64},     {127, 129},   {191, 65}, {4, 1021},
+          {1024, 2048}, {1, 16777217}, {3, 5000011}, {65537, 33}};
 }
 
 // Shapes of more than 2^31 elements: odd sides (the scalar paths) and sides divisible
 // by 4 (the vector paths), square and not, and a side past 2^31 (2^26 tiles of 32
 // rows: 1025 grids of at most 65535).
-inline std::vector<Shape> large_shapes() { return {{46341, 46341}, {32768, 65540}, {2147483649, 1}}; }
+inline std::vector<Shape> large_shapes() {
+  return {{46341, 46341}, {32768, 65540}, {2147483649, 1}};
+}
 
 // True when the command line names a shape (--rows or --cols).
-inline bool shape_given(const Cli& cli) { return cli.was_given("--rows") || cli.was_given("--cols"); }
+inline bool shape_given(const Cli& cli) {
+  return cli.was_given("--rows") || cli.was_given("--cols");
+}
 
 // --verify-only's shapes: the sweep, or the one shape that --rows / --cols name.
 inline std::vector<Shape> verify_shapes(const Cli& cli, const Options& t) {
@@ -118,8 +124,8 @@ inline std::vector<Shape> verify_shapes(const Cli& cli, const Options& t) {
 // elements or more (256 GiB of floats each way) could pass it.
 inline dim3 grid_x(int64_t blocks) {
   if (blocks > kMaxGridX) {
-    std::fprintf(stderr, "error: %lld blocks are more than grid.x allows (%lld)\n", static_cast<long long>(blocks),
-                 static_cast<long long>(kMaxGridX));
+    std::fprintf(stderr, "error: %lld blocks are more than grid.x allows (%lld)\n",
+                 static_cast<long long>(blocks), static_cast<long long>(kMaxGridX));
     std::exit(kExitFailed);
   }
   return dim3(static_cast<unsigned>(blocks));
@@ -160,7 +166,8 @@ constexpr int kCopyTile = 32;  // 32 x 32 threads, one element each, one 32 x 32
 // out = in, both rows x cols: every access coalesced. A transpose moves the same
 // bytes, so a transpose kernel of this launch shape cannot beat it.
 template <class T>
-__global__ void copy_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t rows, int64_t cols) {
+__global__ void copy_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t rows,
+                            int64_t cols) {
   const int64_t r = static_cast<int64_t>(blockIdx.y) * kCopyTile + threadIdx.y;
   const int64_t c = static_cast<int64_t>(blockIdx.x) * kCopyTile + threadIdx.x;
   if (r < rows && c < cols) out[r * cols + c] = in[r * cols + c];
@@ -168,9 +175,11 @@ __global__ void copy_kernel(const T* __restrict__ in, T* __restrict__ out, int64
 
 template <class T>
 void launch_copy(const T* in, T* out, int64_t rows, int64_t cols) {
-  for_each_band(cols, rows, kCopyTile, [&](int64_t r0, dim3 grid) {  // one grid unless > 65535 tile rows
-    copy_kernel<<<grid, dim3(kCopyTile, kCopyTile)>>>(in + r0 * cols, out + r0 * cols, rows, cols);
-  });
+  for_each_band(cols, rows, kCopyTile,
+                [&](int64_t r0, dim3 grid) {  // one grid unless > 65535 tile rows
+                  copy_kernel<<<grid, dim3(kCopyTile, kCopyTile)>>>(in + r0 * cols, out + r0 * cols,
+                                                                    rows, cols);
+                });
 }
 
 // --- variants ------------------------------------------------------------------------
@@ -194,14 +203,18 @@ Variant<T> copy_variant() {
 // (ldc = rows). C = 1 * A^T + 0 * B; with beta = 0, B is not read (we pass C, as in
 // cuBLAS's documented in-place form). Multiplying by 1 is exact. The _64 API takes
 // 64-bit sides, so cuBLAS, like our kernels, takes any shape that fits in memory.
-inline void geam_transpose(cublasHandle_t h, const float* in, float* out, int64_t rows, int64_t cols) {
+inline void geam_transpose(cublasHandle_t h, const float* in, float* out, int64_t rows,
+                           int64_t cols) {
   const float one = 1.0f, zero = 0.0f;
-  CUBLAS_CHECK(cublasSgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out, rows, out, rows));
+  CUBLAS_CHECK(cublasSgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out,
+                              rows, out, rows));
   CUDA_CHECK(cudaGetLastError());
 }
-inline void geam_transpose(cublasHandle_t h, const double* in, double* out, int64_t rows, int64_t cols) {
+inline void geam_transpose(cublasHandle_t h, const double* in, double* out, int64_t rows,
+                           int64_t cols) {
   const double one = 1.0, zero = 0.0;
-  CUBLAS_CHECK(cublasDgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out, rows, out, rows));
+  CUBLAS_CHECK(cublasDgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out,
+                              rows, out, rows));
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -209,7 +222,8 @@ template <class T>
 Variant<T> vendor_variant(const Blas& blas) {
   const cublasHandle_t h = blas.get();
   const char* name = sizeof(T) == sizeof(float) ? "cublas-sgeam" : "cublas-dgeam";
-  return {name, "vendor", [h](const T* in, T* out, int64_t r, int64_t c) { geam_transpose(h, in, out, r, c); },
+  return {name, "vendor",
+          [h](const T* in, T* out, int64_t r, int64_t c) { geam_transpose(h, in, out, r, c); },
           false, false};
 }
 
@@ -222,7 +236,8 @@ inline void fill(double* d, int64_t n, uint64_t seed) { fill_doubles(d, n, seed)
 // of 8+ GB), sized for the largest shape used.
 template <class T>
 struct Buffers {
-  explicit Buffers(int64_t capacity) : in(capacity), out(capacity), host_in(capacity), host_out(capacity) {}
+  explicit Buffers(int64_t capacity)
+      : in(capacity), out(capacity), host_in(capacity), host_out(capacity) {}
   DeviceBuffer<T> in, out;
   PinnedBuffer<T> host_in, host_out;
   uint64_t digest = 0;  // of the input as written: a kernel that writes into `in` is caught
@@ -230,13 +245,17 @@ struct Buffers {
   // New input for `shape` on the GPU; the host copy is what the checks compare with.
   void prepare(Shape shape, uint64_t seed) {
     fill(in.get(), shape.count(), seed);
-    CUDA_CHECK(cudaMemcpy(host_in.get(), in.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(
+        cudaMemcpy(host_in.get(), in.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
     digest = device_digest(in.get(), shape.count() * sizeof(T));
   }
-  bool input_kept(Shape shape) const { return device_digest(in.get(), shape.count() * sizeof(T)) == digest; }
+  bool input_kept(Shape shape) const {
+    return device_digest(in.get(), shape.count() * sizeof(T)) == digest;
+  }
   void poison_out(Shape shape) { sw::poison(out.get(), shape.count() * sizeof(T)); }
   void read_out(Shape shape) {
-    CUDA_CHECK(cudaMemcpy(host_out.get(), out.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(
+        cudaMemcpy(host_out.get(), out.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
   }
 };
 
@@ -262,13 +281,15 @@ class Mismatches {
   }
   // Prints the first mismatches as "out[row][col]: got X, want Y"; returns the count.
   int64_t print(int64_t out_cols) {
-    std::sort(first_.begin(), first_.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+    std::sort(first_.begin(), first_.end(),
+              [](const auto& a, const auto& b) { return a.index < b.index; });
     for (size_t k = 0; k < first_.size() && k < static_cast<size_t>(kKeep); ++k)
       std::printf("  out[%lld][%lld]: got %.17g, want %.17g\n",
                   static_cast<long long>(first_[k].index / out_cols),
-                  static_cast<long long>(first_[k].index % out_cols), static_cast<double>(first_[k].got),
-                  static_cast<double>(first_[k].want));
-    if (count_ > kKeep) std::printf("  ... %lld mismatches in all\n", static_cast<long long>(count_));
+                  static_cast<long long>(first_[k].index % out_cols),
+                  static_cast<double>(first_[k].got), static_cast<double>(first_[k].want));
+    if (count_ > kKeep)
+      std::printf("  ... %lld mismatches in all\n", static_cast<long long>(count_));
     return count_;
   }
 
@@ -287,24 +308,28 @@ int64_t transpose_mismatches(const T* in, const T* got, Shape s) {
   constexpr int64_t kBlock = 64;
   const int64_t bands = ceil_div(s.rows, kBlock), band_elems = kBlock * s.cols;
   Mismatches<T> all;
-  parallel_for(bands, [&](int64_t b0, int64_t b1) {
-    int64_t count = 0;
-    std::vector<Mismatch<T>> first;
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t r0 = b * kBlock, r1 = std::min(s.rows, r0 + kBlock);
-      for (int64_t c0 = 0; c0 < s.cols; c0 += kBlock) {
-        const int64_t c1 = std::min(s.cols, c0 + kBlock);
-        for (int64_t c = c0; c < c1; ++c) {
-          const T* out_row = got + c * s.rows;  // output row c holds input column c
-          for (int64_t r = r0; r < r1; ++r) {
-            if (same_bits(out_row[r], in[r * s.cols + c])) continue;
-            if (++count <= Mismatches<T>::kKeep) first.push_back({c * s.rows + r, out_row[r], in[r * s.cols + c]});
+  parallel_for(
+      bands,
+      [&](int64_t b0, int64_t b1) {
+        int64_t count = 0;
+        std::vector<Mismatch<T>> first;
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t r0 = b * kBlock, r1 = std::min(s.rows, r0 + kBlock);
+          for (int64_t c0 = 0; c0 < s.cols; c0 += kBlock) {
+            const int64_t c1 = std::min(s.cols, c0 + kBlock);
+            for (int64_t c = c0; c < c1; ++c) {
+              const T* out_row = got + c * s.rows;  // output row c holds input column c
+              for (int64_t r = r0; r < r1; ++r) {
+                if (same_bits(out_row[r], in[r * s.cols + c])) continue;
+                if (++count <= Mismatches<T>::kKeep)
+                  first.push_back({c * s.rows + r, out_row[r], in[r * s.cols + c]});
+              }
+            }
           }
         }
-      }
-    }
-    all.merge(count, first);
-  }, /*grain=*/ceil_div(kCheckGrain, band_elems));
+        all.merge(count, first);
+      },
+      /*grain=*/ceil_div(kCheckGrain, band_elems));
   return all.print(s.rows);
 }
 
@@ -312,15 +337,18 @@ int64_t transpose_mismatches(const T* in, const T* got, Shape s) {
 template <class T>
 int64_t copy_mismatches(const T* in, const T* got, Shape s) {
   Mismatches<T> all;
-  parallel_for(s.count(), [&](int64_t begin, int64_t end) {
-    int64_t count = 0;
-    std::vector<Mismatch<T>> first;
-    for (int64_t i = begin; i < end; ++i) {
-      if (same_bits(got[i], in[i])) continue;
-      if (++count <= Mismatches<T>::kKeep) first.push_back({i, got[i], in[i]});
-    }
-    all.merge(count, first);
-  }, kCheckGrain);
+  parallel_for(
+      s.count(),
+      [&](int64_t begin, int64_t end) {
+        int64_t count = 0;
+        std::vector<Mismatch<T>> first;
+        for (int64_t i = begin; i < end; ++i) {
+          if (same_bits(got[i], in[i])) continue;
+          if (++count <= Mismatches<T>::kKeep) first.push_back({i, got[i], in[i]});
+        }
+        all.merge(count, first);
+      },
+      kCheckGrain);
   return all.print(s.cols);
 }
 
@@ -342,8 +370,8 @@ std::string output_error(const Variant<T>& v, const Buffers<T>& b, Shape s) {
 // cuBLAS is skipped (what we prove is our kernels' 64-bit indexing) and each shape
 // runs in the layout given: an 8 GiB shape costs seconds per check.
 template <class T>
-void verify(Report& report, const std::vector<Variant<T>>& variants, const std::vector<Shape>& shapes,
-            uint64_t seed, bool only_large = false) {
+void verify(Report& report, const std::vector<Variant<T>>& variants,
+            const std::vector<Shape>& shapes, uint64_t seed, bool only_large = false) {
   std::vector<Shape> cases;
   for (const Shape& s : shapes) {
     cases.push_back(s);
@@ -371,7 +399,8 @@ void verify(Report& report, const std::vector<Variant<T>>& variants, const std::
 // (not cuBLAS, the plain copy or an anti-example). Proves their 64-bit indexing and
 // their bands past 65535 tile rows.
 template <class T>
-void verify_large(Report& report, const Gpu& gpu, const std::vector<Variant<T>>& variants, uint64_t seed) {
+void verify_large(Report& report, const Gpu& gpu, const std::vector<Variant<T>>& variants,
+                  uint64_t seed) {
   int64_t most = 0;
   for (const Shape& s : large_shapes()) most = std::max(most, s.count());
   sw::require_fits(gpu, "--large (elements)", most, 2.0 * sizeof(T));
@@ -389,12 +418,14 @@ void verify_large(Report& report, const Gpu& gpu, const std::vector<Variant<T>>&
 // Every row carries its shape (extra rows, cols) and `note` (e.g. "double",
 // "cache-resident"); role_override (e.g. "sweep") replaces each variant's role.
 template <class T>
-void benchmark(Report& report, const CommonOptions& opt, const std::vector<Variant<T>>& variants, Shape s,
-               uint64_t seed, const std::string& note = "", const std::string& role_override = "",
-               const std::string& problem = "", int launches = 1) {
+void benchmark(Report& report, const CommonOptions& opt, const std::vector<Variant<T>>& variants,
+               Shape s, uint64_t seed, const std::string& note = "",
+               const std::string& role_override = "", const std::string& problem = "",
+               int launches = 1) {
   Buffers<T> b(s.count());
   b.prepare(s, seed);
-  const double moved = 2.0 * static_cast<double>(s.count()) * sizeof(T) * launches;  // read once, written once
+  const double moved =
+      2.0 * static_cast<double>(s.count()) * sizeof(T) * launches;  // read once, written once
   for (const Variant<T>& v : variants) {
     const auto run = [&] {
       for (int i = 0; i < launches; ++i) v.run(b.in.get(), b.out.get(), s.rows, s.cols);
@@ -434,13 +465,15 @@ void benchmark(Report& report, const CommonOptions& opt, const std::vector<Varia
 // A single launch this small is mostly launch latency, so one timed run is
 // kCacheLaunches launches back to back.
 template <class T>
-void benchmark_cache_resident(Report& report, const CommonOptions& opt, const std::vector<Variant<T>>& variants,
-                              uint64_t seed, const std::string& problem = "", int64_t side = kCacheResidentSide) {
+void benchmark_cache_resident(Report& report, const CommonOptions& opt,
+                              const std::vector<Variant<T>>& variants, uint64_t seed,
+                              const std::string& problem = "", int64_t side = kCacheResidentSide) {
   const Shape s{side, side};
-  report.note("cache-resident rows: " + s.text() + ", " + std::to_string(2 * s.count() * sizeof(T) >> 20) +
-              " MiB moved per launch, " + std::to_string(kCacheLaunches) +
-              " launches per timed run: input and output stay in the L2. Compare these rows with each "
-              "other, not with the DRAM-size rows (their 'vs lib' is against cuBLAS at the same size)");
+  report.note(
+      "cache-resident rows: " + s.text() + ", " + std::to_string(2 * s.count() * sizeof(T) >> 20) +
+      " MiB moved per launch, " + std::to_string(kCacheLaunches) +
+      " launches per timed run: input and output stay in the L2. Compare these rows with each "
+      "other, not with the DRAM-size rows (their 'vs lib' is against cuBLAS at the same size)");
   benchmark(report, opt, variants, s, seed, "cache-resident", "sweep", problem, kCacheLaunches);
 }
 

@@ -37,12 +37,15 @@ double sum_pairwise_double(const float* x, int64_t n) {
   // Pairwise over chunks in parallel, then the chunk sums in order (few of them).
   std::vector<double> part(64, 0.0);
   const int64_t chunks = n < 64 * 4096 ? 1 : 64;
-  parallel_for(chunks, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      const int64_t lo = n * c / chunks, hi = n * (c + 1) / chunks;
-      part[c] = pairwise(x + lo, hi - lo);
-    }
-  }, /*grain=*/1);  // each item is a chunk
+  parallel_for(
+      chunks,
+      [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c) {
+          const int64_t lo = n * c / chunks, hi = n * (c + 1) / chunks;
+          part[c] = pairwise(x + lo, hi - lo);
+        }
+      },
+      /*grain=*/1);  // each item is a chunk
   double s = 0;
   for (int64_t c = 0; c < chunks; ++c) s += part[c];
   return s;
@@ -51,13 +54,16 @@ double sum_pairwise_double(const float* x, int64_t n) {
 double sum_abs_double(const float* x, int64_t n) {
   std::vector<double> part(64, 0.0);
   const int64_t chunks = n < 64 * 4096 ? 1 : 64;
-  parallel_for(chunks, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      double s = 0;
-      for (int64_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) s += std::fabs(x[i]);
-      part[c] = s;
-    }
-  }, /*grain=*/1);  // each item is a chunk
+  parallel_for(
+      chunks,
+      [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c) {
+          double s = 0;
+          for (int64_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) s += std::fabs(x[i]);
+          part[c] = s;
+        }
+      },
+      /*grain=*/1);  // each item is a chunk
   double s = 0;
   for (int64_t c = 0; c < chunks; ++c) s += part[c];
   return s;
@@ -115,11 +121,16 @@ int64_t count_mismatches(const char* what, const T* got, const T* want, int64_t 
 
 template int64_t count_mismatches<float>(const char*, const float*, const float*, int64_t, int);
 template int64_t count_mismatches<double>(const char*, const double*, const double*, int64_t, int);
-template int64_t count_mismatches<int32_t>(const char*, const int32_t*, const int32_t*, int64_t, int);
-template int64_t count_mismatches<int64_t>(const char*, const int64_t*, const int64_t*, int64_t, int);
-template int64_t count_mismatches<uint8_t>(const char*, const uint8_t*, const uint8_t*, int64_t, int);
-template int64_t count_mismatches<uint32_t>(const char*, const uint32_t*, const uint32_t*, int64_t, int);
-template int64_t count_mismatches<uint64_t>(const char*, const uint64_t*, const uint64_t*, int64_t, int);
+template int64_t count_mismatches<int32_t>(const char*, const int32_t*, const int32_t*, int64_t,
+                                           int);
+template int64_t count_mismatches<int64_t>(const char*, const int64_t*, const int64_t*, int64_t,
+                                           int);
+template int64_t count_mismatches<uint8_t>(const char*, const uint8_t*, const uint8_t*, int64_t,
+                                           int);
+template int64_t count_mismatches<uint32_t>(const char*, const uint32_t*, const uint32_t*, int64_t,
+                                            int);
+template int64_t count_mismatches<uint64_t>(const char*, const uint64_t*, const uint64_t*, int64_t,
+                                            int);
 template int64_t count_mismatches<unsigned long long>(const char*, const unsigned long long*,
                                                       const unsigned long long*, int64_t, int);
 

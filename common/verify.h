@@ -15,8 +15,9 @@ namespace sw {
 // --- sums ---------------------------------------------------------------------
 // The loops that chapter 01 teaches (float, Kahan, pairwise, double, on one core
 // and on all) live in chapters/01_cpu_baseline; these are the references.
-double sum_pairwise_double(const float* x, int64_t n); // the reference: pairwise in double, all cores
-double sum_abs_double(const float* x, int64_t n);      // sum of |x_i|, for the error bound, all cores
+double sum_pairwise_double(const float* x,
+                           int64_t n);             // the reference: pairwise in double, all cores
+double sum_abs_double(const float* x, int64_t n);  // sum of |x_i|, for the error bound, all cores
 
 // Unit roundoff of float: 2^-24.
 constexpr double kFloatUnitRoundoff = 1.0 / 16777216.0;

@@ -22,7 +22,8 @@ using namespace ch01;
 std::vector<int64_t> sweep_threads(bool all_cores) {
   std::vector<int64_t> counts = {1};
   if (all_cores) counts = {2, 3, 7};
-  if (all_cores && sw::host_threads() > 3 && sw::host_threads() != 7) counts.push_back(sw::host_threads());
+  if (all_cores && sw::host_threads() > 3 && sw::host_threads() != 7)
+    counts.push_back(sw::host_threads());
   return counts;
 }
 
@@ -36,9 +37,12 @@ int ch01::verify(sw::Report& report, uint64_t seed) {
   {
     const int64_t m = (int64_t{1} << 24) + 2;
     const std::vector<float> ones(m, 1.0f);
-    report.check(sum_float_loop(ones.data(), m) == 16777216.0f, "float-loop stalls at 2^24 (2^24+2 ones)");
-    report.check(sum_double_loop(ones.data(), m) == static_cast<double>(m), "double-loop exact (2^24+2 ones)");
-    report.check(std::fabs(sum_kahan_float(ones.data(), m) - m) <= 2.0, "kahan-float within 2 (2^24+2 ones)");
+    report.check(sum_float_loop(ones.data(), m) == 16777216.0f,
+                 "float-loop stalls at 2^24 (2^24+2 ones)");
+    report.check(sum_double_loop(ones.data(), m) == static_cast<double>(m),
+                 "double-loop exact (2^24+2 ones)");
+    report.check(std::fabs(sum_kahan_float(ones.data(), m) - m) <= 2.0,
+                 "kahan-float within 2 (2^24+2 ones)");
   }
   for (int64_t size : {1, 2, 31, 32, 33, 127, 128, 129, 255, 256, 257, 1000, 65537, 1000003}) {
     std::vector<float> x(size);
@@ -50,9 +54,12 @@ int ch01::verify(sw::Report& report, uint64_t seed) {
         const double got = sum_on_threads(s.order, x.data(), size, threads);
         const double err = std::fabs(got - ref), bound = sum_bound(s.order, size, threads, abs_sum);
         char detail[120];
-        std::snprintf(detail, sizeof detail, "got %.9g, want %.9g, error %.3g > bound %.3g", got, ref, err, bound);
+        std::snprintf(detail, sizeof detail, "got %.9g, want %.9g, error %.3g > bound %.3g", got,
+                      ref, err, bound);
         const bool ok = std::isfinite(got) && err <= bound;
-        report.check(ok, std::string(s.name) + " n=" + std::to_string(size) + " threads=" + std::to_string(threads),
+        report.check(ok,
+                     std::string(s.name) + " n=" + std::to_string(size) +
+                         " threads=" + std::to_string(threads),
                      ok ? "" : detail);
       }
 
@@ -66,10 +73,12 @@ int ch01::verify(sw::Report& report, uint64_t seed) {
         std::fill(bins, bins + 256, ~uint64_t{0});  // poison
         histogram_on_threads(b.data(), size, bins, threads);
         report.check(sw::count_mismatches("bin", bins, want, 256) == 0,
-                     std::string(s.name) + " n=" + std::to_string(size) + " threads=" + std::to_string(threads));
+                     std::string(s.name) + " n=" + std::to_string(size) +
+                         " threads=" + std::to_string(threads));
       }
   }
-  for (auto [r, c] : {std::pair<int64_t, int64_t>{1, 1}, {1, 1003}, {1003, 1}, {33, 31}, {70, 131}, {100, 199}}) {
+  for (auto [r, c] :
+       {std::pair<int64_t, int64_t>{1, 1}, {1, 1003}, {1003, 1}, {33, 31}, {70, 131}, {100, 199}}) {
     std::vector<float> in(r * c), got(r * c), want(r * c);
     sw::host_fill_floats(in.data(), r * c, seed);
     for (int64_t i = 0; i < r; ++i)
@@ -85,4 +94,3 @@ int ch01::verify(sw::Report& report, uint64_t seed) {
   }
   return report.exit_code();
 }
-

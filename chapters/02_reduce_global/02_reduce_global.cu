@@ -51,7 +51,8 @@ void launch_global_in_place(const rd::Sum& s) {
   const int64_t blocks = sw::ceil_div(s.n, s.block);  // one element per thread
   reduce_global_in_place<<<rd::grid_size(blocks), s.block>>>(s.x, s.partials, s.n);
   CHECK_LAUNCH();
-  CUDA_CHECK(cudaMemcpy(s.host_partials, s.partials, blocks * sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(
+      cudaMemcpy(s.host_partials, s.partials, blocks * sizeof(float), cudaMemcpyDeviceToHost));
   double sum = 0;  // in double: the host part adds no float error
   for (int64_t b = 0; b < blocks; ++b) sum += s.host_partials[b];
   *s.host_out = sum;
@@ -71,7 +72,8 @@ const std::vector<rd::Step> kSteps = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  rd::Chapter ch{"02_reduce_global", "Sum of floats: an in-place tree per block in global memory.", "02", kSteps};
+  rd::Chapter ch{"02_reduce_global", "Sum of floats: an in-place tree per block in global memory.",
+                 "02", kSteps};
   ch.large = true;  // --verify-only --large: past 2^31 and 2^32 elements
   return rd::run_chapter(argc, argv, ch);
 }

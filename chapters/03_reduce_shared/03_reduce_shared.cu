@@ -93,12 +93,15 @@ __global__ void reduce_sequential(const float* x, float* out, int64_t n) {
 // --- the whole sum: the kernel over x, then over its block sums, until one is left ---------
 
 void launch_interleaved_modulo(const rd::Sum& s) {
-  ch03::launch_passes(s, reduce_interleaved_modulo, kBlock, kBlock);  // kBlock threads, one float each
+  ch03::launch_passes(s, reduce_interleaved_modulo, kBlock,
+                      kBlock);  // kBlock threads, one float each
 }
 void launch_interleaved_strided(const rd::Sum& s) {
   ch03::launch_passes(s, reduce_interleaved_strided, kBlock, kBlock);
 }
-void launch_sequential(const rd::Sum& s) { ch03::launch_passes(s, reduce_sequential, kBlock, kBlock); }
+void launch_sequential(const rd::Sum& s) {
+  ch03::launch_passes(s, reduce_sequential, kBlock, kBlock);
+}
 
 // Every pass is a tree of log2(kBlock) levels.
 int64_t depth_shared(const rd::Sum& s) { return ch03::passes(s.n, kBlock) * sw::ceil_log2(kBlock); }
@@ -113,7 +116,8 @@ const std::vector<rd::Step> kSteps = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  rd::Chapter ch{"03_reduce_shared", "Sum of floats: a shared-memory tree, three addressing schemes.", "03", kSteps};
+  rd::Chapter ch{"03_reduce_shared",
+                 "Sum of floats: a shared-memory tree, three addressing schemes.", "03", kSteps};
   ch.block = kBlock;  // compiled in: no --block
   return rd::run_chapter(argc, argv, ch);
 }

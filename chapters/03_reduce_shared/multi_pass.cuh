@@ -19,8 +19,8 @@ using PassKernel = void (*)(const float* in, float* out, int64_t count);
 // until a single block writes the sum to s.out. Each block has `threads` threads,
 // sums `per_block` values and gets `shared_bytes` of dynamic shared memory. A pass
 // never reads the buffer it writes: the block sums alternate between two buffers.
-inline void launch_passes(const sw::reduce::Sum& s, PassKernel kernel, int threads, int64_t per_block,
-                          size_t shared_bytes = 0) {
+inline void launch_passes(const sw::reduce::Sum& s, PassKernel kernel, int threads,
+                          int64_t per_block, size_t shared_bytes = 0) {
   const float* in = s.x;
   int64_t count = s.n;
   for (int pass = 0;; ++pass) {

@@ -36,7 +36,8 @@ constexpr int kStaticBlock = 256;  // the static kernel's compile-time size
 // Chapter 03's sequential tree over `size` floats of shared memory s (size a
 // power of two), kept as a loop (unroll 1). `size` is unsigned, as blockDim.x
 // is: a signed size costs a sign fix-up per division (3 more instructions).
-__device__ __forceinline__ void sequential_tree(float* s, unsigned size, const float* x, float* out, int64_t n) {
+__device__ __forceinline__ void sequential_tree(float* s, unsigned size, const float* x, float* out,
+                                                int64_t n) {
   const int tid = threadIdx.x;
   const int64_t i = static_cast<int64_t>(blockIdx.x) * size + tid;
   s[tid] = i < n ? x[i] : 0.0f;
@@ -47,7 +48,7 @@ __device__ __forceinline__ void sequential_tree(float* s, unsigned size, const f
     if (tid < stride) s[tid] += s[tid + stride];
     __syncthreads();
   }
-// lab shared-tree: end
+  // lab shared-tree: end
   if (tid == 0) out[blockIdx.x] = s[0];
 }
 
@@ -75,8 +76,12 @@ void launch_dynamic_shared(const rd::Sum& s) {
 }
 
 // Every pass is a tree of log2(threads) levels.
-int64_t depth_static_shared(const rd::Sum& s) { return ch03::passes(s.n, kStaticBlock) * sw::ceil_log2(kStaticBlock); }
-int64_t depth_dynamic_shared(const rd::Sum& s) { return ch03::passes(s.n, s.block) * sw::ceil_log2(s.block); }
+int64_t depth_static_shared(const rd::Sum& s) {
+  return ch03::passes(s.n, kStaticBlock) * sw::ceil_log2(kStaticBlock);
+}
+int64_t depth_dynamic_shared(const rd::Sum& s) {
+  return ch03::passes(s.n, s.block) * sw::ceil_log2(s.block);
+}
 
 const rd::Step kStatic = {"static-shared", launch_static_shared, depth_static_shared};
 const rd::Step kDynamic = {"dynamic-shared", launch_dynamic_shared, depth_dynamic_shared};
@@ -85,8 +90,10 @@ const rd::Step kDynamic = {"dynamic-shared", launch_dynamic_shared, depth_dynami
 
 // The host code is the lesson: both kernels side by side, then every block size.
 int main(int argc, char** argv) {
-  rd::Chapter ch{"04_reduce_dynamic_shared", "Sum of floats: the shared-memory tree with launch-sized shared memory.",
-                 "04", {kStatic, kDynamic}};
+  rd::Chapter ch{"04_reduce_dynamic_shared",
+                 "Sum of floats: the shared-memory tree with launch-sized shared memory.",
+                 "04",
+                 {kStatic, kDynamic}};
   ch.block_help = "threads per block of the dynamic kernel";
   rd::Options o;
   sw::Cli cli = rd::make_cli(ch, &o);

@@ -63,10 +63,13 @@ __device__ __forceinline__ float* load_and_tree(const float* x, int64_t n) {
   if constexpr (kBlock < 2 * kWarp) s[tid + kWarp] = 0.0f;
   __syncthreads();
 
+  // one line per level of the unrolled tree
+  // clang-format off
   if constexpr (kBlock >= 1024) { if (tid < 512) s[tid] += s[tid + 512]; __syncthreads(); }
   if constexpr (kBlock >= 512) { if (tid < 256) s[tid] += s[tid + 256]; __syncthreads(); }
   if constexpr (kBlock >= 256) { if (tid < 128) s[tid] += s[tid + 128]; __syncthreads(); }
   if constexpr (kBlock >= 128) { if (tid < 64) s[tid] += s[tid + 64]; __syncthreads(); }
+  // clang-format on
   return s;
 }
 
@@ -119,11 +122,13 @@ __global__ void reduce_shuffle(const float* x, float* out, int64_t n) {
 // --- the whole sum: kernel b of --block threads, each block summing 2 * b floats ----------
 
 void launch_volatile_warp(const rd::Sum& s) {
-  rd::dispatch_block(s.block, [&](auto b) { ch03::launch_passes(s, reduce_volatile_warp<b>, b, 2 * b); });
+  rd::dispatch_block(s.block,
+                     [&](auto b) { ch03::launch_passes(s, reduce_volatile_warp<b>, b, 2 * b); });
 }
 
 void launch_syncwarp(const rd::Sum& s) {
-  rd::dispatch_block(s.block, [&](auto b) { ch03::launch_passes(s, reduce_syncwarp<b>, b, 2 * b); });
+  rd::dispatch_block(s.block,
+                     [&](auto b) { ch03::launch_passes(s, reduce_syncwarp<b>, b, 2 * b); });
 }
 
 void launch_shuffle(const rd::Sum& s) {
@@ -147,7 +152,8 @@ const std::vector<rd::Step> kSteps = {
 
 int main(int argc, char** argv) {
   rd::Chapter ch{"05_reduce_unrolled",
-                 "Sum of floats: an unrolled tree, first add at load, three last-warp finishes.", "05", kSteps};
+                 "Sum of floats: an unrolled tree, first add at load, three last-warp finishes.",
+                 "05", kSteps};
   ch.block_help = "threads per block (a template parameter)";
   return rd::run_chapter(argc, argv, ch);
 }

@@ -27,7 +27,8 @@ enum class Finish { kPartials, kAtomic };
 __device__ __forceinline__ float warp_sum(float v) {
   // lab warp-shuffle: begin
 #pragma unroll
-  for (int offset = sw::kWarp / 2; offset > 0; offset /= 2) v += __shfl_down_sync(sw::kFullMask, v, offset);
+  for (int offset = sw::kWarp / 2; offset > 0; offset /= 2)
+    v += __shfl_down_sync(sw::kFullMask, v, offset);
   return v;
   // lab warp-shuffle: end
 }
@@ -95,8 +96,8 @@ __device__ __forceinline__ void pdl_release() {
 }
 
 template <int kBlock, Finish kFinish, int kUnroll = ch06::kUnroll, bool kPdl = false>
-__global__ void __launch_bounds__(kBlock) reduce_overload(const float* __restrict__ x, int64_t n,
-                                                         float* __restrict__ out) {
+__global__ void __launch_bounds__(kBlock)
+    reduce_overload(const float* __restrict__ x, int64_t n, float* __restrict__ out) {
   if constexpr (kPdl) {
     pdl_wait();
     pdl_release();
@@ -120,7 +121,8 @@ inline int64_t launch_depth(int64_t count, int64_t threads) {
 
 // blocks_per_sm x SMs blocks, but no more than the data can keep busy: each thread
 // should get at least one full iteration of `unroll` float4s (this matters at 2^20).
-inline int64_t grid_for(int64_t n, int block, int blocks_per_sm, int sm_count, int unroll = kUnroll) {
+inline int64_t grid_for(int64_t n, int block, int blocks_per_sm, int sm_count,
+                        int unroll = kUnroll) {
   const int64_t useful = sw::ceil_div(n, int64_t{block} * kVec * unroll);
   return std::clamp<int64_t>(useful, 1, int64_t{blocks_per_sm} * sm_count);
 }

@@ -37,7 +37,8 @@ constexpr int kSeedBlocksPerSm = 2;  // the seed's grid: 2 x SM count
 // One atomicAdd per byte on the global 64-bit counters. 64 bits, so that a bin
 // passes 2^32 without wrapping (--verify-only --large proves it).
 __global__ void __launch_bounds__(kThreads)
-histogram_global_atomic(const uint8_t* __restrict__ in, int64_t n, HistCount* __restrict__ hist) {
+    histogram_global_atomic(const uint8_t* __restrict__ in, int64_t n,
+                            HistCount* __restrict__ hist) {
   // lab global-atomic: begin
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
@@ -69,7 +70,9 @@ void launch_global_atomic_full(const uint8_t* in, int64_t n, HistCount* hist) {
 // all-equal input is cut to 2^28 bytes.
 int main(int argc, char** argv) {
   const sw::HistChapter chapter = {
-      "07_histogram_atomic_naive", "256-bin byte histogram with one global atomicAdd per byte.", "07",
+      "07_histogram_atomic_naive",
+      "256-bin byte histogram with one global atomicAdd per byte.",
+      "07",
       {
           {"global-atomic-2xsm", launch_global_atomic_2xsm, /*slow=*/true},
           {"global-atomic-full", launch_global_atomic_full, /*slow=*/true},

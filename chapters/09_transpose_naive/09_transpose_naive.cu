@@ -35,8 +35,9 @@ constexpr int kTile = 32;  // a 32 x 32 block moves a 32 x 32 tile, one element 
 
 // naive-read-coalesced: threadIdx.x walks along an INPUT row: reads coalesced,
 // writes strided by `rows`.
-__global__ void transpose_naive_read_coalesced(const float* __restrict__ in, float* __restrict__ out,
-                                               int64_t rows, int64_t cols) {
+__global__ void transpose_naive_read_coalesced(const float* __restrict__ in,
+                                               float* __restrict__ out, int64_t rows,
+                                               int64_t cols) {
   // lab naive: begin
   const int64_t r = static_cast<int64_t>(blockIdx.y) * kTile + threadIdx.y;
   const int64_t c = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x;
@@ -45,16 +46,19 @@ __global__ void transpose_naive_read_coalesced(const float* __restrict__ in, flo
 }
 
 void launch_naive_read_coalesced(const float* in, float* out, int64_t rows, int64_t cols) {
-  sw::transpose::for_each_band(cols, rows, kTile, [&](int64_t r0, dim3 grid) {  // x: input columns, y: input rows
-    transpose_naive_read_coalesced<<<grid, dim3(kTile, kTile)>>>(in + r0 * cols, out + r0, rows, cols);
-  });
+  sw::transpose::for_each_band(cols, rows, kTile,
+                               [&](int64_t r0, dim3 grid) {  // x: input columns, y: input rows
+                                 transpose_naive_read_coalesced<<<grid, dim3(kTile, kTile)>>>(
+                                     in + r0 * cols, out + r0, rows, cols);
+                               });
 }
 
 // naive-write-coalesced: threadIdx.x walks along an OUTPUT row: writes coalesced,
 // reads strided by `cols`. The grid is laid over the output: x over its columns
 // (our rows), y over its rows (our columns).
-__global__ void transpose_naive_write_coalesced(const float* __restrict__ in, float* __restrict__ out,
-                                                int64_t rows, int64_t cols) {
+__global__ void transpose_naive_write_coalesced(const float* __restrict__ in,
+                                                float* __restrict__ out, int64_t rows,
+                                                int64_t cols) {
   // lab naive: begin
   const int64_t c = static_cast<int64_t>(blockIdx.y) * kTile + threadIdx.y;
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x;
@@ -63,9 +67,11 @@ __global__ void transpose_naive_write_coalesced(const float* __restrict__ in, fl
 }
 
 void launch_naive_write_coalesced(const float* in, float* out, int64_t rows, int64_t cols) {
-  sw::transpose::for_each_band(rows, cols, kTile, [&](int64_t c0, dim3 grid) {  // x: input rows, y: input columns
-    transpose_naive_write_coalesced<<<grid, dim3(kTile, kTile)>>>(in + c0, out + c0 * rows, rows, cols);
-  });
+  sw::transpose::for_each_band(rows, cols, kTile,
+                               [&](int64_t c0, dim3 grid) {  // x: input rows, y: input columns
+                                 transpose_naive_write_coalesced<<<grid, dim3(kTile, kTile)>>>(
+                                     in + c0, out + c0 * rows, rows, cols);
+                               });
 }
 
 }  // namespace
@@ -77,5 +83,6 @@ int main(int argc, char** argv) {
       {"naive-write-coalesced", "step", launch_naive_write_coalesced},
   };
   return sw::transpose::run_float_chapter(
-      argc, argv, "09_transpose_naive", "Naive matrix transpose: coalesced reads or coalesced writes.", "09", steps);
+      argc, argv, "09_transpose_naive",
+      "Naive matrix transpose: coalesced reads or coalesced writes.", "09", steps);
 }

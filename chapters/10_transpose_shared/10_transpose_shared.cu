@@ -34,11 +34,11 @@ constexpr int kTile = 32;  // 32 x 32 threads move one 32 x 32 tile, one element
 // A grid of tiles: blockIdx.x is the tile column, blockIdx.y the tile row. grid.y
 // holds at most 65535, so past 2,097,120 rows the launcher starts one grid per band
 // of 65535 tile rows, the pointers offset to the band (sw::transpose::for_each_band).
-__global__ void transpose_shared_tile(const float* __restrict__ in, float* __restrict__ out, int64_t rows,
-                                      int64_t cols) {
+__global__ void transpose_shared_tile(const float* __restrict__ in, float* __restrict__ out,
+                                      int64_t rows, int64_t cols) {
   __shared__ float tile[kTile][kTile];  // unpadded: a column of the tile lies in one bank
   const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTile;  // the tile's first input row
-  const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTile;            // and first input column
+  const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTile;  // and first input column
 
   // lab shared-tile: begin
   // Read: a warp (fixed threadIdx.y) reads 32 consecutive floats of one input row.
@@ -54,9 +54,10 @@ __global__ void transpose_shared_tile(const float* __restrict__ in, float* __res
 }
 
 void launch_shared_tile(const float* in, float* out, int64_t rows, int64_t cols) {
-  sw::transpose::for_each_band(cols, rows, kTile, [&](int64_t r0, dim3 grid) {  // x: input columns, y: input rows
-    transpose_shared_tile<<<grid, dim3(kTile, kTile)>>>(in + r0 * cols, out + r0, rows, cols);
-  });
+  sw::transpose::for_each_band(
+      cols, rows, kTile, [&](int64_t r0, dim3 grid) {  // x: input columns, y: input rows
+        transpose_shared_tile<<<grid, dim3(kTile, kTile)>>>(in + r0 * cols, out + r0, rows, cols);
+      });
 }
 
 }  // namespace
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
   const std::vector<sw::transpose::Variant<float>> steps = {
       {"shared-tile", "step", launch_shared_tile},
   };
-  return sw::transpose::run_float_chapter(
-      argc, argv, "10_transpose_shared", "Matrix transpose through a 32x32 shared-memory tile.", "10", steps);
+  return sw::transpose::run_float_chapter(argc, argv, "10_transpose_shared",
+                                          "Matrix transpose through a 32x32 shared-memory tile.",
+                                          "10", steps);
 }

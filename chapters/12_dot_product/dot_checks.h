@@ -14,8 +14,8 @@ namespace ch12 {
 // One row of the version table, run once on a poisoned result.
 struct Answer {
   std::string name;
-  double got = 0;     // the dot product it returned
-  int64_t depth = 0;  // the longest chain of float roundings, for the error bound
+  double got = 0;          // the dot product it returned
+  int64_t depth = 0;       // the longest chain of float roundings, for the error bound
   bool input_kept = true;  // x and y on the device are as uploaded after the run
 };
 // Every row of the version table (kernel-only and end-to-end) on x and y: n floats

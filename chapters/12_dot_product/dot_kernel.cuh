@@ -18,7 +18,7 @@
 
 namespace dot {
 
-constexpr int kBlock = 256;  // threads per block, in both passes
+constexpr int kBlock = 256;            // threads per block, in both passes
 constexpr int kVec = sw::kVec<float>;  // floats per float4
 // CUB's default block reduction (warp shuffles, then the warps' sums in order): 5
 // levels in a warp and kBlock / 32 - 1 more for the warps, 12 roundings at most.
@@ -69,8 +69,8 @@ inline int64_t blocks_for(int64_t n, int64_t max_blocks) {
 }
 
 // First pass: blocks_for(n) block sums.
-inline void launch_partials(const float* x, const float* y, int64_t n, float* partials, int64_t max_blocks,
-                            cudaStream_t stream) {
+inline void launch_partials(const float* x, const float* y, int64_t n, float* partials,
+                            int64_t max_blocks, cudaStream_t stream) {
   dot_partials<<<blocks_for(n, max_blocks), kBlock, 0, stream>>>(x, y, n, partials);
   CHECK_LAUNCH();
 }
@@ -82,8 +82,8 @@ inline void launch_final(const float* partials, int64_t count, float* out, cudaS
 }
 
 // Both passes; the dot product lands in *out (device memory).
-inline void launch_two_pass(const float* x, const float* y, int64_t n, float* partials, int64_t max_blocks,
-                            float* out, cudaStream_t stream) {
+inline void launch_two_pass(const float* x, const float* y, int64_t n, float* partials,
+                            int64_t max_blocks, float* out, cudaStream_t stream) {
   launch_partials(x, y, n, partials, max_blocks, stream);
   launch_final(partials, blocks_for(n, max_blocks), out, stream);
 }

@@ -45,7 +45,7 @@ const char* const kPatterns[] = {
 };
 
 void make_ints(const std::string& p, int32_t* x, int64_t n, uint64_t seed) {
-  sw::host_fill_ints(x, n, seed);  // random bits; most patterns reshape them
+  sw::host_fill_ints(x, n, seed);     // random bits; most patterns reshape them
   auto reshape = [&](auto&& value) {  // value(i, random bits of element i)
     sw::parallel_for(n, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) x[i] = value(i, static_cast<uint32_t>(x[i]));
@@ -54,26 +54,35 @@ void make_ints(const std::string& p, int32_t* x, int64_t n, uint64_t seed) {
   constexpr int64_t k2to31 = int64_t{1} << 31;
   if (p == "ties") reshape([](int64_t, uint32_t r) { return static_cast<int32_t>(r % 3) - 1; });
   if (p == "all-equal") reshape([](int64_t, uint32_t) { return 7; });
-  if (p == "all-int-min" || p == "int-min-second") reshape([](int64_t, uint32_t) { return INT_MIN; });
-  if (p == "descending") reshape([](int64_t i, uint32_t) { return static_cast<int32_t>(INT_MAX - i % k2to31); });
-  if (p == "ascending") reshape([](int64_t i, uint32_t) { return static_cast<int32_t>(INT_MIN + i % k2to31); });
+  if (p == "all-int-min" || p == "int-min-second")
+    reshape([](int64_t, uint32_t) { return INT_MIN; });
+  if (p == "descending")
+    reshape([](int64_t i, uint32_t) { return static_cast<int32_t>(INT_MAX - i % k2to31); });
+  if (p == "ascending")
+    reshape([](int64_t i, uint32_t) { return static_cast<int32_t>(INT_MIN + i % k2to31); });
   if (p == "runs")
-    reshape([n](int64_t i, uint32_t) { return static_cast<int32_t>(i < n / 2 ? i % 37 : 28 - i % 29); });
+    reshape([n](int64_t i, uint32_t) {
+      return static_cast<int32_t>(i < n / 2 ? i % 37 : 28 - i % 29);
+    });
   if (p == "max-first" || p == "max-last")
     reshape([](int64_t, uint32_t r) { return static_cast<int32_t>(r % 2001) - 1000; });
-  if (p == "negative") reshape([](int64_t, uint32_t r) { return INT_MIN + static_cast<int32_t>(r % 4); });
+  if (p == "negative")
+    reshape([](int64_t, uint32_t r) { return INT_MIN + static_cast<int32_t>(r % 4); });
   if (p == "int-min-second") x[n / 2] = 0;
   if (p == "max-first") x[0] = 5000;
   if (p == "max-last") x[n - 1] = 5000;
 }
 
 // Every version on d_x against `want`: one PASS/FAIL line each.
-void check_versions(sw::Report& report, const int32_t* d_x, int64_t n, const Top2& want, const std::string& label) {
+void check_versions(sw::Report& report, const int32_t* d_x, int64_t n, const Top2& want,
+                    const std::string& label) {
   for (const ch13::Answer& a : ch13::run_every_version(d_x, n)) {
     const bool ok = ch13::same(a.got, want) && a.input_kept;
     report.check(ok, a.name + (" " + label),
-                 ok ? "" : !a.input_kept ? "input changed: the version wrote into x"
-                                         : "got " + ch13::describe(a.got) + ", want " + ch13::describe(want));
+                 ok ? ""
+                 : !a.input_kept
+                     ? "input changed: the version wrote into x"
+                     : "got " + ch13::describe(a.got) + ", want " + ch13::describe(want));
   }
 }
 
@@ -100,7 +109,8 @@ __global__ void __launch_bounds__(kSentinelBlock)
   __syncthreads();
   if (threadIdx.x == 0) {
     t = s[0];
-    for (int j = 1; j < kSentinelBlock; ++j) sentinel_add(t, s[j].k1, s[j].i1), sentinel_add(t, s[j].k2, s[j].i2);
+    for (int j = 1; j < kSentinelBlock; ++j)
+      sentinel_add(t, s[j].k1, s[j].i1), sentinel_add(t, s[j].k2, s[j].i2);
     *out = t;
   }
 }
@@ -127,7 +137,8 @@ Top2 ch13::top2_reference(const int32_t* x, int64_t n) {
           for (int64_t c = cb; c < ce; ++c) {
             for (int64_t i = n * c / kRefChunks; i < n * (c + 1) / kRefChunks; ++i) {
               if (i == skip) continue;
-              if (at[c] < 0 || x[i] > key[c]) key[c] = x[i], at[c] = i;  // strict: the first of equals
+              if (at[c] < 0 || x[i] > key[c])
+                key[c] = x[i], at[c] = i;  // strict: the first of equals
             }
           }
         },
@@ -144,8 +155,8 @@ Top2 ch13::top2_reference(const int32_t* x, int64_t n) {
 }
 
 std::string ch13::describe(const Top2& t) {
-  return "(" + std::to_string(t.k1) + " at " + std::to_string(t.i1) + ", " + std::to_string(t.k2) + " at " +
-         std::to_string(t.i2) + ")";
+  return "(" + std::to_string(t.k1) + " at " + std::to_string(t.i1) + ", " + std::to_string(t.k2) +
+         " at " + std::to_string(t.i2) + ")";
 }
 
 int ch13::verify(sw::Report& report, uint64_t seed) {
@@ -173,16 +184,20 @@ int ch13::verify(sw::Report& report, uint64_t seed) {
 
   // The seed's INT_MIN sentinel must fail these checks: if it passed, the checks
   // could not catch the bug.
-  const std::pair<const char*, int64_t> sentinel_cases[] = {{"all-int-min", 33}, {"int-min-second", 2}, {"negative", 1000}};
-  for (auto [p, n] : sentinel_cases) {  // an array: CUDA 12.4's front end deduces no braced list here
+  const std::pair<const char*, int64_t> sentinel_cases[] = {
+      {"all-int-min", 33}, {"int-min-second", 2}, {"negative", 1000}};
+  for (auto [p, n] :
+       sentinel_cases) {  // an array: CUDA 12.4's front end deduces no braced list here
     make_ints(p, x.data(), n, seed);
     CUDA_CHECK(cudaMemcpy(d_x.get(), x.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice));
     sw::poison(d_out.get(), sizeof(Top2));
     top2_int_min_sentinel<<<1, kSentinelBlock>>>(d_x.get(), n, d_out.get());
     CHECK_LAUNCH();
     const Top2 got = sw::read(d_out.get()), want = top2_reference(x.data(), n);
-    const std::string what = std::string("the checks catch the INT_MIN sentinel: ") + p + " n=" + std::to_string(n);
-    report.check(!same(got, want), what, "sentinel gives " + describe(got) + ", want " + describe(want));
+    const std::string what =
+        std::string("the checks catch the INT_MIN sentinel: ") + p + " n=" + std::to_string(n);
+    report.check(!same(got, want), what,
+                 "sentinel gives " + describe(got) + ", want " + describe(want));
   }
   return report.exit_code();
 }
@@ -199,7 +214,8 @@ int ch13::verify_large(sw::Report& report, const sw::Gpu& gpu, uint64_t seed) {
   const int64_t planted[] = {(int64_t{1} << 31) + 7, n - 1};
   const int32_t big = INT_MAX;
   sw::fill_ints(d_x.get(), n, seed);
-  for (int64_t i : planted) CUDA_CHECK(cudaMemcpy(d_x.get() + i, &big, sizeof big, cudaMemcpyHostToDevice));
+  for (int64_t i : planted)
+    CUDA_CHECK(cudaMemcpy(d_x.get() + i, &big, sizeof big, cudaMemcpyHostToDevice));
   {
     std::unique_ptr<int32_t[]> h(new int32_t[n]);
     sw::host_fill_ints(h.get(), n, seed);
@@ -210,7 +226,8 @@ int ch13::verify_large(sw::Report& report, const sw::Gpu& gpu, uint64_t seed) {
   fill_ramp<<<1024, 256>>>(d_x.get(), n);
   CHECK_LAUNCH();
   const int64_t off = int64_t{1} << 31;
-  const Top2 want{static_cast<int32_t>(n - 1 - off), static_cast<int32_t>(n - 2 - off), n - 1, n - 2};
+  const Top2 want{static_cast<int32_t>(n - 1 - off), static_cast<int32_t>(n - 2 - off), n - 1,
+                  n - 2};
   check_versions(report, d_x.get(), n, want, "ascending" + at);
   return report.exit_code();
 }

@@ -20,7 +20,9 @@ namespace ch15 {
 // Whether this GPU has thread block clusters (an emulated one may not): without them
 // the cluster steps fit no job, so they are never launched, and main reports each
 // as skipped with the reason.
-inline bool has_clusters(std::string* why = nullptr) { return sw::has_feature(sw::Feature::kClusters, why); }
+inline bool has_clusters(std::string* why = nullptr) {
+  return sw::has_feature(sw::Feature::kClusters, why);
+}
 
 // =========================================================================================
 // A cluster of k blocks splits the bins into k slices, one per block; every value is

@@ -20,15 +20,15 @@ namespace {
 
 using ch16::Count;
 
-constexpr int kSlots = 64;              // status words shared by writers and readers
+constexpr int kSlots = 64;  // status words shared by writers and readers
 constexpr int kThreads = 256;
-constexpr int kWriterBlocks = 2;        // 8 writers per word
+constexpr int kWriterBlocks = 2;  // 8 writers per word
 constexpr int kReaderBlocks = 32;
-constexpr int kReads = 1 << 11;         // reads per reader thread
-constexpr int kMaxWrites = 1 << 16;     // publications per writer thread, at most
-constexpr int kDoneCheckEvery = 64;     // publications between two looks at the readers' counter
-constexpr int kMaxWait = 1 << 20;       // polls of a reader for the writers' start, at most
-constexpr Count kMinChanges = 1000;     // reads that saw a new publication: the check had teeth
+constexpr int kReads = 1 << 11;      // reads per reader thread
+constexpr int kMaxWrites = 1 << 16;  // publications per writer thread, at most
+constexpr int kDoneCheckEvery = 64;  // publications between two looks at the readers' counter
+constexpr int kMaxWait = 1 << 20;    // polls of a reader for the writers' start, at most
+constexpr Count kMinChanges = 1000;  // reads that saw a new publication: the check had teeth
 
 struct Counters {
   unsigned started, readers_done;
@@ -45,7 +45,9 @@ __global__ void __launch_bounds__(kThreads) stress_status(Count* words, Counters
     for (int k = 0; k < kMaxWrites; ++k) {
       const unsigned flag = k % 2 ? ch16::kInclusive : ch16::kAggregate;
       ch16::publish(words + slot, flag, (Count(k) << 2) | flag);
-      if (k % kDoneCheckEvery == 0 && done.load(cuda::memory_order_relaxed) == kReaderBlocks * kThreads) break;
+      if (k % kDoneCheckEvery == 0 &&
+          done.load(cuda::memory_order_relaxed) == kReaderBlocks * kThreads)
+        break;
     }
     return;
   }
@@ -78,12 +80,14 @@ void check_status_protocol(sw::Report& report) {
   const Counters c = sw::read(counters.get());
   const bool teeth = c.changes >= kMinChanges;
   const std::string what = "status-protocol stress: " + std::to_string(c.reads) + " reads of " +
-                           std::to_string(kSlots) + " words under " + std::to_string(kWriterBlocks * kThreads) +
-                           " writers, " + std::to_string(c.changes) + " saw a new publication";
-  const std::string detail = c.torn ? std::to_string(c.torn) +
-                                          " torn reads: a flag from one publication, a value from another"
-                             : teeth ? ""
-                                     : "inconclusive: the readers saw fewer than " + std::to_string(kMinChanges) +
-                                           " new publications (writers and readers did not overlap)";
+                           std::to_string(kSlots) + " words under " +
+                           std::to_string(kWriterBlocks * kThreads) + " writers, " +
+                           std::to_string(c.changes) + " saw a new publication";
+  const std::string detail =
+      c.torn ? std::to_string(c.torn) +
+                   " torn reads: a flag from one publication, a value from another"
+      : teeth ? ""
+              : "inconclusive: the readers saw fewer than " + std::to_string(kMinChanges) +
+                    " new publications (writers and readers did not overlap)";
   report.check(c.torn == 0, what, detail);
 }

@@ -7,10 +7,9 @@
 // stable order: equal keys by their index. Pairs are checked against it exactly,
 // value by value (a value is its key's index in the input, so an unstable sort, a
 // lost or a doubled key all show); keys alone against its keys.
-#include <cub/device/device_radix_sort.cuh>
-
 #include <algorithm>
 #include <cstdint>
+#include <cub/device/device_radix_sort.cuh>
 #include <string>
 #include <vector>
 
@@ -25,7 +24,8 @@ namespace {
 constexpr int kFillBlock = 256;
 constexpr int kBucketBits = 16;  // the reference's first split: by the top 16 bits
 
-__global__ void fill_keys(uint32_t* keys, uint32_t* values, int64_t n, Keys pattern, uint64_t seed) {
+__global__ void fill_keys(uint32_t* keys, uint32_t* values, int64_t n, Keys pattern,
+                          uint64_t seed) {
   const int64_t stride = int64_t{gridDim.x} * kFillBlock;
   for (int64_t i = int64_t{blockIdx.x} * kFillBlock + threadIdx.x; i < n; i += stride) {
     keys[i] = key_value(pattern, seed, i, n);
@@ -37,15 +37,21 @@ __global__ void fill_keys(uint32_t* keys, uint32_t* values, int64_t n, Keys patt
 
 const char* keys_name(Keys k) {
   switch (k) {
-    case Keys::kEqual: return "all-equal";
-    case Keys::kSorted: return "sorted";
-    case Keys::kReverse: return "reverse-sorted";
-    case Keys::kFew: return "16-distinct";
-    default: return "random";
+    case Keys::kEqual:
+      return "all-equal";
+    case Keys::kSorted:
+      return "sorted";
+    case Keys::kReverse:
+      return "reverse-sorted";
+    case Keys::kFew:
+      return "16-distinct";
+    default:
+      return "random";
   }
 }
 
-SortData::SortData(int64_t size, bool with_values, Keys k, uint64_t s) : n(size), pairs(with_values), pattern(k), seed(s) {
+SortData::SortData(int64_t size, bool with_values, Keys k, uint64_t s)
+    : n(size), pairs(with_values), pattern(k), seed(s) {
   keys_in.allocate(n);
   keys_out.allocate(n);
   keys_tmp.allocate(n);
@@ -57,16 +63,27 @@ SortData::SortData(int64_t size, bool with_values, Keys k, uint64_t s) : n(size)
   scratch.allocate(2 * kDigits * (n / kMinTile + 1) + 2);
   digits.allocate(2 * kPasses * kDigits);
   state.allocate(kDigits * (n / kMinTile + 1) + 1);
-  fill_keys<<<static_cast<unsigned>(std::min<int64_t>(sw::ceil_div(n, kFillBlock), 8 * sw::sm_count())), kFillBlock>>>(
-      keys_in.get(), values_in.get(), n, pattern, seed);
+  fill_keys<<<static_cast<unsigned>(
+                  std::min<int64_t>(sw::ceil_div(n, kFillBlock), 8 * sw::sm_count())),
+              kFillBlock>>>(keys_in.get(), values_in.get(), n, pattern, seed);
   CHECK_LAUNCH();
   keys_digest = sw::device_digest(keys_in.get(), keys_in.bytes());
   if (pairs) values_digest = sw::device_digest(values_in.get(), values_in.bytes());
 }
 
 SortCall SortData::call(sw::scan::Tile t, cudaStream_t stream) const {
-  return {keys_in.get(), pairs ? values_in.get() : nullptr, keys_out.get(), values_out.get(), keys_tmp.get(),
-          values_tmp.get(), n, t, scratch.get(), digits.get(), state.get(), stream};
+  return {keys_in.get(),
+          pairs ? values_in.get() : nullptr,
+          keys_out.get(),
+          values_out.get(),
+          keys_tmp.get(),
+          values_tmp.get(),
+          n,
+          t,
+          scratch.get(),
+          digits.get(),
+          state.get(),
+          stream};
 }
 
 void SortData::poison() const {
@@ -78,15 +95,22 @@ void SortData::poison() const {
 std::vector<uint64_t> reference_sort(Keys pattern, uint64_t seed, int64_t n) {
   constexpr int64_t kBuckets = int64_t{1} << kBucketBits;
   const int64_t slices = sw::host_threads();
-  const auto pair = [&](int64_t i) { return uint64_t{key_value(pattern, seed, i, n)} << 32 | static_cast<uint64_t>(i); };
+  const auto pair = [&](int64_t i) {
+    return uint64_t{key_value(pattern, seed, i, n)} << 32 | static_cast<uint64_t>(i);
+  };
   std::vector<int64_t> at(slices * kBuckets, 0);  // slice s, bucket b: at[s * kBuckets + b]
-  sw::parallel_for(slices, [&](int64_t b, int64_t e) {
-    for (int64_t s = b; s < e; ++s)
-      for (int64_t i = n * s / slices; i < n * (s + 1) / slices; ++i) ++at[s * kBuckets + (pair(i) >> (64 - kBucketBits))];
-  }, 1);
+  sw::parallel_for(
+      slices,
+      [&](int64_t b, int64_t e) {
+        for (int64_t s = b; s < e; ++s)
+          for (int64_t i = n * s / slices; i < n * (s + 1) / slices; ++i)
+            ++at[s * kBuckets + (pair(i) >> (64 - kBucketBits))];
+      },
+      1);
   std::vector<int64_t> bucket_start(kBuckets + 1, 0);
   int64_t next = 0;
-  for (int64_t bucket = 0; bucket < kBuckets; ++bucket) {  // bucket-major: each slice's part of a bucket in turn
+  for (int64_t bucket = 0; bucket < kBuckets;
+       ++bucket) {  // bucket-major: each slice's part of a bucket in turn
     bucket_start[bucket] = next;
     for (int64_t s = 0; s < slices; ++s) {
       const int64_t c = at[s * kBuckets + bucket];
@@ -96,17 +120,23 @@ std::vector<uint64_t> reference_sort(Keys pattern, uint64_t seed, int64_t n) {
   }
   bucket_start[kBuckets] = next;
   std::vector<uint64_t> out(static_cast<size_t>(n));
-  sw::parallel_for(slices, [&](int64_t b, int64_t e) {
-    for (int64_t s = b; s < e; ++s)
-      for (int64_t i = n * s / slices; i < n * (s + 1) / slices; ++i) {
-        const uint64_t p = pair(i);
-        out[at[s * kBuckets + (p >> (64 - kBucketBits))]++] = p;
-      }
-  }, 1);
-  sw::parallel_for(kBuckets, [&](int64_t b, int64_t e) {
-    for (int64_t bucket = b; bucket < e; ++bucket)
-      std::sort(out.begin() + bucket_start[bucket], out.begin() + bucket_start[bucket + 1]);
-  }, 1024);
+  sw::parallel_for(
+      slices,
+      [&](int64_t b, int64_t e) {
+        for (int64_t s = b; s < e; ++s)
+          for (int64_t i = n * s / slices; i < n * (s + 1) / slices; ++i) {
+            const uint64_t p = pair(i);
+            out[at[s * kBuckets + (p >> (64 - kBucketBits))]++] = p;
+          }
+      },
+      1);
+  sw::parallel_for(
+      kBuckets,
+      [&](int64_t b, int64_t e) {
+        for (int64_t bucket = b; bucket < e; ++bucket)
+          std::sort(out.begin() + bucket_start[bucket], out.begin() + bucket_start[bucket + 1]);
+      },
+      1024);
   return out;
 }
 
@@ -116,31 +146,37 @@ sw::scan::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref
     sw::scan::for_each_piece(device, d.n, [&](const uint32_t* host, int64_t first, int64_t count) {
       sw::parallel_for(count, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i)
-          if (host[i] != want(ref[first + i])) bad.add(first + i, sw::scan::got_want(what, first + i, host[i], want(ref[first + i])));
+          if (host[i] != want(ref[first + i]))
+            bad.add(first + i, sw::scan::got_want(what, first + i, host[i], want(ref[first + i])));
       });
     });
   };
   compare(d.keys_out.get(), "keys", [](uint64_t p) { return static_cast<uint32_t>(p >> 32); });
-  if (d.pairs) compare(d.values_out.get(), "values", [](uint64_t p) { return static_cast<uint32_t>(p); });
+  if (d.pairs)
+    compare(d.values_out.get(), "values", [](uint64_t p) { return static_cast<uint32_t>(p); });
   sw::scan::Verdict v = bad.verdict();
   if (v.ok) v = sw::scan::tickets_drawn(d.state.get(), tickets);
-  const bool kept = sw::device_digest(d.keys_in.get(), d.keys_in.bytes()) == d.keys_digest &&
-                    (!d.pairs || sw::device_digest(d.values_in.get(), d.values_in.bytes()) == d.values_digest);
+  const bool kept =
+      sw::device_digest(d.keys_in.get(), d.keys_in.bytes()) == d.keys_digest &&
+      (!d.pairs || sw::device_digest(d.values_in.get(), d.values_in.bytes()) == d.values_digest);
   if (v.ok && !kept) v = {false, "input changed: the step wrote into its input"};
   return v;
 }
 
-sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const SortStep* step, const SortData& d,
-                   const std::vector<uint64_t>& ref, sw::scan::Tile t) {
+sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const SortStep* step,
+                   const SortData& d, const std::vector<uint64_t>& ref, sw::scan::Tile t) {
   int64_t tickets = 0;
   const CubSort cub(d);
   const auto run = [&] {
-    if (step) tickets = step->launch(d.call(t));
-    else cub();
+    if (step)
+      tickets = step->launch(d.call(t));
+    else
+      cub();
   };
   const double bytes = 2.0 * (d.pairs ? 8 : 4) * static_cast<double>(d.n);
-  sw::Result r = sw::scan::measure(report, opt, step ? step->name : "cub", d.n, bytes, run, [&] { d.poison(); },
-                                   [&] { return check_sort(d, ref, tickets); });
+  sw::Result r = sw::scan::measure(
+      report, opt, step ? step->name : "cub", d.n, bytes, run, [&] { d.poison(); },
+      [&] { return check_sort(d, ref, tickets); });
   r.role = step ? "step" : "vendor";
   r.problem = d.pairs ? "sort-pairs" : "sort-keys";
   r.note = keys_name(d.pattern);
@@ -149,8 +185,9 @@ sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const SortS
   return r;
 }
 
-void verify(sw::Report& report, const std::vector<SortStep>& steps, int64_t n, const std::vector<Keys>& patterns,
-            const std::vector<bool>& kinds, sw::scan::Tile t, uint64_t seed) {
+void verify(sw::Report& report, const std::vector<SortStep>& steps, int64_t n,
+            const std::vector<Keys>& patterns, const std::vector<bool>& kinds, sw::scan::Tile t,
+            uint64_t seed) {
   for (Keys pattern : patterns) {
     const std::vector<uint64_t> ref = reference_sort(pattern, seed, n);
     for (bool pairs : kinds) {
@@ -161,8 +198,9 @@ void verify(sw::Report& report, const std::vector<SortStep>& steps, int64_t n, c
         CUDA_CHECK(cudaDeviceSynchronize());
         const sw::scan::Verdict v = check_sort(d, ref, tickets);
         report.check(v.ok,
-                     std::string(s.name) + (pairs ? " pairs " : " keys ") + keys_name(pattern) + " n=" +
-                         std::to_string(n) + " rows=" + std::to_string(t.rows) + " block=" + std::to_string(t.block),
+                     std::string(s.name) + (pairs ? " pairs " : " keys ") + keys_name(pattern) +
+                         " n=" + std::to_string(n) + " rows=" + std::to_string(t.rows) +
+                         " block=" + std::to_string(t.block),
                      v.detail);
       }
     }
@@ -181,10 +219,12 @@ void CubSort::operator()(cudaStream_t stream) const {
 
 void CubSort::run(void* temp, size_t& bytes, cudaStream_t stream) const {
   if (d_.pairs)
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, bytes, d_.keys_in.get(), d_.keys_out.get(), d_.values_in.get(),
-                                               d_.values_out.get(), d_.n, 0, 32, stream));
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, bytes, d_.keys_in.get(), d_.keys_out.get(),
+                                               d_.values_in.get(), d_.values_out.get(), d_.n, 0, 32,
+                                               stream));
   else
-    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp, bytes, d_.keys_in.get(), d_.keys_out.get(), d_.n, 0, 32, stream));
+    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp, bytes, d_.keys_in.get(), d_.keys_out.get(),
+                                              d_.n, 0, 32, stream));
 }
 
 }  // namespace ch18

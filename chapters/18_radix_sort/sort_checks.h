@@ -14,8 +14,8 @@
 namespace ch18 {
 
 using Count = unsigned long long;
-constexpr int kDigits = 256;  // 8-bit digits
-constexpr int kPasses = 4;    // of a 32-bit key
+constexpr int kDigits = 256;        // 8-bit digits
+constexpr int kPasses = 4;          // of a 32-bit key
 constexpr int64_t kMinTile = 2048;  // the smallest tile: 256 threads x 8 keys
 // Keys are u32, values their index in the input (u32): n is at most 2^32 - 1, and a
 // pair's value names where its key came from, which makes every check exact.
@@ -24,7 +24,8 @@ constexpr int64_t kMaxKeys = (int64_t{1} << 32) - 1;
 // The inputs: any u32; one key repeated; ascending and descending over the whole
 // range (every pass moves them); 16 distinct keys, every digit of a key the same.
 enum class Keys { kRandom, kEqual, kSorted, kReverse, kFew };
-const std::vector<Keys> kAllKeys = {Keys::kRandom, Keys::kEqual, Keys::kSorted, Keys::kReverse, Keys::kFew};
+const std::vector<Keys> kAllKeys = {Keys::kRandom, Keys::kEqual, Keys::kSorted, Keys::kReverse,
+                                    Keys::kFew};
 const char* keys_name(Keys k);
 
 SW_HD inline uint32_t key_value(Keys pattern, uint64_t seed, int64_t i, int64_t n) {
@@ -32,11 +33,16 @@ SW_HD inline uint32_t key_value(Keys pattern, uint64_t seed, int64_t i, int64_t 
                                                 static_cast<uint64_t>(n > 1 ? n - 1 : 1));
   const uint32_t r = static_cast<uint32_t>(sw::random_bits(seed, static_cast<uint64_t>(i)) >> 32);
   switch (pattern) {
-    case Keys::kEqual: return 0x5bd1e995u;
-    case Keys::kSorted: return sorted;
-    case Keys::kReverse: return ~sorted;
-    case Keys::kFew: return (r % 16) * 0x01010101u;
-    default: return r;
+    case Keys::kEqual:
+      return 0x5bd1e995u;
+    case Keys::kSorted:
+      return sorted;
+    case Keys::kReverse:
+      return ~sorted;
+    case Keys::kFew:
+      return (r % 16) * 0x01010101u;
+    default:
+      return r;
   }
 }
 
@@ -75,7 +81,9 @@ struct SortData {
 };
 
 // Device memory per key of SortData (pairs: twice the key buffers).
-constexpr double bytes_per_key(bool pairs) { return (pairs ? 24.0 : 12.0) + 8.0 * 3 * kDigits / kMinTile; }
+constexpr double bytes_per_key(bool pairs) {
+  return (pairs ? 24.0 : 12.0) + 8.0 * 3 * kDigits / kMinTile;
+}
 
 // The sorted input as (key << 32 | index), on all cores: the stable order.
 std::vector<uint64_t> reference_sort(Keys pattern, uint64_t seed, int64_t n);
@@ -86,13 +94,14 @@ sw::scan::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref
 
 // One row: the step, or CUB (step == nullptr), on d against ref. Bytes: one read and
 // one write of every key (and value); extra gkeys_s: keys (or pairs) per ns.
-sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const SortStep* step, const SortData& d,
-                   const std::vector<uint64_t>& ref, sw::scan::Tile t);
+sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const SortStep* step,
+                   const SortData& d, const std::vector<uint64_t>& ref, sw::scan::Tile t);
 
 // --verify-only at one size: every step on every pattern, keys and (or) pairs, at
 // tile `t`: one PASS/FAIL line each.
-void verify(sw::Report& report, const std::vector<SortStep>& steps, int64_t n, const std::vector<Keys>& patterns,
-            const std::vector<bool>& kinds, sw::scan::Tile t, uint64_t seed);
+void verify(sw::Report& report, const std::vector<SortStep>& steps, int64_t n,
+            const std::vector<Keys>& patterns, const std::vector<bool>& kinds, sw::scan::Tile t,
+            uint64_t seed);
 
 // cub::DeviceRadixSort::SortKeys or SortPairs on the data, temporary storage
 // allocated here, outside any timing.

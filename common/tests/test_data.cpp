@@ -65,7 +65,8 @@ TEST_CASE("byte distributions") {
 
   sw::host_fill_bytes(b.data(), n, 1, {sw::ByteDist::Uniform, 0, 0});
   sw::histogram_cpu(b.data(), n, bins);
-  for (int v = 0; v < 256; ++v) CHECK(std::fabs(static_cast<double>(bins[v]) - n / 256.0) < 0.1 * n / 256.0);
+  for (int v = 0; v < 256; ++v)
+    CHECK(std::fabs(static_cast<double>(bins[v]) - n / 256.0) < 0.1 * n / 256.0);
 
   for (int value : {0, 255}) {
     sw::host_fill_bytes(b.data(), n, 1, {sw::ByteDist::Equal, value, 0});
@@ -86,7 +87,8 @@ TEST_CASE("byte distributions") {
 }
 
 TEST_CASE("distribution names round-trip") {
-  for (auto d : {sw::ByteDist::Uniform, sw::ByteDist::Equal, sw::ByteDist::Skewed, sw::ByteDist::Mix}) {
+  for (auto d :
+       {sw::ByteDist::Uniform, sw::ByteDist::Equal, sw::ByteDist::Skewed, sw::ByteDist::Mix}) {
     sw::ByteDist back;
     REQUIRE(sw::parse_byte_dist(sw::byte_dist_name(d), &back));
     CHECK(back == d);

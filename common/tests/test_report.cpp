@@ -12,11 +12,11 @@ TEST_CASE("json records") {
   sw::Result r{"shuffle", 1 << 20, 4.0 * (1 << 20), {0.004, 0.0038, 20}, true};
   r.extra = {{"block", 256}};
   const std::string j = report.json(r);
-  for (const char* field : {"\"record\":\"result\"", "\"chapter\":\"05\"", "\"problem\":\"sum\"",
-                            "\"variant\":\"shuffle\"", "\"role\":\"step\"", "\"n\":1048576",
-                            "\"bytes\":4194304", "\"ms_median\":0.004", "\"ms_min\":0.0038",
-                            "\"gbps\":1048.576", "\"pct_of_copy\":52.4288", "\"ok\":true",
-                            "\"extra\":{\"block\":256}"}) {
+  for (const char* field :
+       {"\"record\":\"result\"", "\"chapter\":\"05\"", "\"problem\":\"sum\"",
+        "\"variant\":\"shuffle\"", "\"role\":\"step\"", "\"n\":1048576", "\"bytes\":4194304",
+        "\"ms_median\":0.004", "\"ms_min\":0.0038", "\"gbps\":1048.576", "\"pct_of_copy\":52.4288",
+        "\"ok\":true", "\"extra\":{\"block\":256}"}) {
     CAPTURE(field);
     CHECK(j.find(field) != std::string::npos);
   }
@@ -60,7 +60,8 @@ TEST_CASE("a report with no checks fails: a test that checks nothing is a defect
 TEST_CASE("a skipped step is neither a check nor a failure") {
   sw::CommonOptions opt;
   sw::Report report(opt, 0.0, "06", "sum");
-  report.skip("two-pass-pdl", "programmatic dependent launch needs compute capability 9.0; this GPU has 7.5");
+  report.skip("two-pass-pdl",
+              "programmatic dependent launch needs compute capability 9.0; this GPU has 7.5");
   CHECK(report.failures() == 0);
   CHECK(report.exit_code() == 1);  // nothing checked yet
   report.check(true, "two-pass n=1");
@@ -78,11 +79,13 @@ TEST_CASE("counts read as a person writes them") {
 }
 
 TEST_CASE("settings show as parameters, measurements do not") {
-  for (const char* key : {"value", "rel_error", "rel_bound", "kernel_ms", "copy_gbps", "error", "bound"}) {
+  for (const char* key :
+       {"value", "rel_error", "rel_bound", "kernel_ms", "copy_gbps", "error", "bound"}) {
     CAPTURE(key);
     CHECK(sw::is_measurement(key));
   }
-  for (const char* key : {"block", "blocks_per_sm", "blocks", "threads", "p", "copies", "unroll", "rows"}) {
+  for (const char* key :
+       {"block", "blocks_per_sm", "blocks", "threads", "p", "copies", "unroll", "rows"}) {
     CAPTURE(key);
     CHECK_FALSE(sw::is_measurement(key));
   }
@@ -103,7 +106,8 @@ TEST_CASE("the parameters column tells rows apart") {
   sw::Result t{"copy", 1 << 22, 0, {1.0, 1.0, 1}, true, "ceiling"};
   t.problem = "transpose";
   t.extra = {{"rows", 2048}, {"cols", 2048}, {"launches", 20}, {"threads", 8}, {"zeta", 0.5}};
-  CHECK(report.params(t) == "2048x2048 threads=8 launches=20 zeta=0.5");  // no usual n for transpose yet
+  CHECK(report.params(t) ==
+        "2048x2048 threads=8 launches=20 zeta=0.5");  // no usual n for transpose yet
   t.note = "2048x2048";
   CHECK(report.params(t) == "2048x2048 threads=8 launches=20 zeta=0.5");
   report.set_default_n("transpose", int64_t{1} << 28);
@@ -114,7 +118,12 @@ TEST_CASE("table columns line up, whatever the parameters") {
   sw::CommonOptions opt;
   sw::Report report(opt, 1000.0, "08", "histogram");
   sw::Result a{"a", 1000, 1e9, {1.0, 1.0, 1}, true};
-  sw::Result b{"a-much-longer-variant-name", int64_t{1} << 30, 1e9, {123.25, 100.5, 20}, false, "anti-example"};
+  sw::Result b{"a-much-longer-variant-name",
+               int64_t{1} << 30,
+               1e9,
+               {123.25, 100.5, 20},
+               false,
+               "anti-example"};
   b.extra = {{"block", 1024}, {"p", 0.25}};
   b.note = "mix-0.25";
   const std::string la = report.line(a), lb = report.line(b);

@@ -2,8 +2,6 @@
 // seed's second version) behind handles that cannot crash the process. It launches
 // chapter 12's kernels (dot_kernel.cuh) itself, because a library returns its errors
 // where the chapter exits on them.
-#include "dot_abi.h"
-
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -14,19 +12,24 @@
 
 #include "chapters/12_dot_product/dot_kernel.cuh"
 #include "common/cuda_utils.cuh"
+#include "dot_abi.h"
 
 namespace {
 
 int code_of(cudaError_t err) {
   switch (err) {
-    case cudaSuccess: return SW_DOT_OK;
-    case cudaErrorMemoryAllocation: return SW_DOT_OUT_OF_MEMORY;
+    case cudaSuccess:
+      return SW_DOT_OK;
+    case cudaErrorMemoryAllocation:
+      return SW_DOT_OUT_OF_MEMORY;
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
     case cudaErrorNoKernelImageForDevice:
     case cudaErrorInvalidDeviceFunction:
-    case cudaErrorUnsupportedPtxVersion: return SW_DOT_NO_GPU;
-    default: return SW_DOT_CUDA_ERROR;
+    case cudaErrorUnsupportedPtxVersion:
+      return SW_DOT_NO_GPU;
+    default:
+      return SW_DOT_CUDA_ERROR;
   }
 }
 
@@ -51,9 +54,11 @@ struct Context {
 cudaError_t resident_blocks(int64_t* blocks) {
   int device = 0, sms = 0, per_sm = 0;
   cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = sw::get_device_attribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err == cudaSuccess)
-    err = sw::max_active_blocks_per_sm(&per_sm, reinterpret_cast<const void*>(dot::dot_partials), dot::kBlock, 0);
+    err = sw::get_device_attribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err == cudaSuccess)
+    err = sw::max_active_blocks_per_sm(&per_sm, reinterpret_cast<const void*>(dot::dot_partials),
+                                       dot::kBlock, 0);
   *blocks = int64_t{sms} * (per_sm > 0 ? per_sm : 1);
   return err;
 }
@@ -101,7 +106,7 @@ extern "C" int sw_dot_init(int64_t n, uint64_t* handle) {
   if (err == cudaSuccess) err = cudaMalloc(&ctx->partials, ctx->max_blocks * sizeof(float));
   if (err == cudaSuccess) err = cudaMalloc(&ctx->result, sizeof(float));
   if (err != cudaSuccess) {
-    cudaGetLastError();  // an allocation failure is not sticky; clear it
+    cudaGetLastError();   // an allocation failure is not sticky; clear it
     return code_of(err);  // ctx frees what was allocated
   }
   std::lock_guard<std::mutex> lock(registry_mutex);
@@ -119,10 +124,12 @@ extern "C" int sw_dot(uint64_t handle, const float* x, const float* y, int64_t n
   const size_t bytes = static_cast<size_t>(n) * sizeof(float);
   float host_result = 0.0f;
   cudaError_t err = cudaMemcpyAsync(ctx->x, x, bytes, cudaMemcpyHostToDevice, ctx->stream);
-  if (err == cudaSuccess) err = cudaMemcpyAsync(ctx->y, y, bytes, cudaMemcpyHostToDevice, ctx->stream);
+  if (err == cudaSuccess)
+    err = cudaMemcpyAsync(ctx->y, y, bytes, cudaMemcpyHostToDevice, ctx->stream);
   if (err == cudaSuccess) err = launch_dot(*ctx);
   if (err == cudaSuccess)
-    err = cudaMemcpyAsync(&host_result, ctx->result, sizeof(float), cudaMemcpyDeviceToHost, ctx->stream);
+    err = cudaMemcpyAsync(&host_result, ctx->result, sizeof(float), cudaMemcpyDeviceToHost,
+                          ctx->stream);
   if (err == cudaSuccess) err = cudaStreamSynchronize(ctx->stream);
   if (err != cudaSuccess) return code_of(err);
   *result = host_result;
@@ -145,13 +152,21 @@ extern "C" int sw_dot_release(uint64_t handle) {
 
 extern "C" const char* sw_dot_error_string(int code) {
   switch (code) {
-    case SW_DOT_OK: return "ok";
-    case SW_DOT_BAD_HANDLE: return "not a live handle from sw_dot_init";
-    case SW_DOT_SIZE_MISMATCH: return "n differs from the n given to sw_dot_init";
-    case SW_DOT_BAD_ARGUMENT: return "a null pointer or n < 1";
-    case SW_DOT_NO_GPU: return "no usable CUDA device or driver";
-    case SW_DOT_OUT_OF_MEMORY: return "out of memory";
-    case SW_DOT_CUDA_ERROR: return "a CUDA error";
-    default: return "unknown error code";
+    case SW_DOT_OK:
+      return "ok";
+    case SW_DOT_BAD_HANDLE:
+      return "not a live handle from sw_dot_init";
+    case SW_DOT_SIZE_MISMATCH:
+      return "n differs from the n given to sw_dot_init";
+    case SW_DOT_BAD_ARGUMENT:
+      return "a null pointer or n < 1";
+    case SW_DOT_NO_GPU:
+      return "no usable CUDA device or driver";
+    case SW_DOT_OUT_OF_MEMORY:
+      return "out of memory";
+    case SW_DOT_CUDA_ERROR:
+      return "a CUDA error";
+    default:
+      return "unknown error code";
   }
 }

@@ -23,12 +23,12 @@ extern "C" {
 
 enum {
   SW_DOT_OK = 0,
-  SW_DOT_BAD_HANDLE = 1,     /* not a live handle from sw_dot_init */
-  SW_DOT_SIZE_MISMATCH = 2,  /* n differs from the n given to sw_dot_init */
-  SW_DOT_BAD_ARGUMENT = 3,   /* a null pointer, or n < 1 */
-  SW_DOT_NO_GPU = 4,         /* no usable CUDA device or driver */
-  SW_DOT_OUT_OF_MEMORY = 5,  /* device or host memory */
-  SW_DOT_CUDA_ERROR = 6      /* any other CUDA error */
+  SW_DOT_BAD_HANDLE = 1,    /* not a live handle from sw_dot_init */
+  SW_DOT_SIZE_MISMATCH = 2, /* n differs from the n given to sw_dot_init */
+  SW_DOT_BAD_ARGUMENT = 3,  /* a null pointer, or n < 1 */
+  SW_DOT_NO_GPU = 4,        /* no usable CUDA device or driver */
+  SW_DOT_OUT_OF_MEMORY = 5, /* device or host memory */
+  SW_DOT_CUDA_ERROR = 6     /* any other CUDA error */
 };
 
 /* Allocates device buffers for vectors of n floats; writes the handle to *handle. */

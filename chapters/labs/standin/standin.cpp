@@ -29,7 +29,8 @@ int64_t sum_range(const int32_t* x, int64_t n) {
 // Small integers from the seed, so that a wrong sum is never right by chance.
 std::vector<int32_t> make_input(int64_t n, uint64_t seed) {
   std::vector<int32_t> x(n);
-  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<int32_t>(sw::random_bits(seed, i) % 2001) - 1000;
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = static_cast<int32_t>(sw::random_bits(seed, i) % 2001) - 1000;
   return x;
 }
 
@@ -58,9 +59,9 @@ int main(int argc, char** argv) {
   cli.set_steps({"sum"});
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
   sw::Report report(opt, 0.0, "standin", "sum");
-  const std::vector<int64_t> sizes =
-      opt.verify_only && !cli.was_given("--n") ? std::vector<int64_t>{1, 2, 31, 32, 33, 1000, 65537}
-                                               : std::vector<int64_t>{n};
+  const std::vector<int64_t> sizes = opt.verify_only && !cli.was_given("--n")
+                                         ? std::vector<int64_t>{1, 2, 31, 32, 33, 1000, 65537}
+                                         : std::vector<int64_t>{n};
   for (int64_t size : sizes) {
     const std::vector<int32_t> x = make_input(size, opt.seed);
     const uint64_t before = digest(x);
@@ -81,7 +82,8 @@ int main(int argc, char** argv) {
       const auto t1 = std::chrono::steady_clock::now();
       if (r >= opt.warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
-    sw::Result r{"sum", size, static_cast<double>(size) * sizeof(int32_t), sw::summarize(ms), got == want};
+    sw::Result r{"sum", size, static_cast<double>(size) * sizeof(int32_t), sw::summarize(ms),
+                 got == want};
     report.add(r);
   }
   return report.exit_code();
