@@ -15,6 +15,9 @@ For every track, on its student copy:
   - the static pass flags every catalogued static mistake and nothing in the
     reference or in the correct variants; every catalogued mistake and exploit
     applies to the reference; the handout names every task, mistake and rule.
+The requirements between tasks (scan, reduce): the grader runs a task only after the
+tasks it needs pass, else grades it NOT_RUN without running it; the self-test never
+packs two related tasks together and expects what the grader does.
 On the CPU stand-in track: the grader's self-test (the exploits the stand-in can
 show, the mistakes, the ghosts) with 0 unexpected grades; hidden seeds change the
 data and stay out of the reports.
@@ -42,6 +45,7 @@ from labkit import check, regions, static  # noqa: E402
 
 import exploits as X  # noqa: E402
 import export as E  # noqa: E402
+import grade as G  # noqa: E402
 import leaks as L  # noqa: E402
 import mistakes as M  # noqa: E402
 import selftest as S  # noqa: E402
@@ -291,6 +295,54 @@ def grader_on_standin(tmp):
     expect(st == "SANITIZER_UNAVAILABLE", "without compute-sanitizer the stage says SANITIZER_UNAVAILABLE, never PASS")
 
 
+def check_requirements():
+    """The grader's order and NOT_RUN rule with the checks replaced by a table (no GPU),
+    and the self-test's packing and expectations for the tracks whose tasks need others."""
+    from argparse import Namespace
+    tasks = T.track_tasks("scan")
+    table = {("broken-scan", "warp-scan"): "FAIL", ("slow-lookback", "lookback"): "TIMEOUT",
+             ("stub-scan", "warp-scan"): "NOT_IMPLEMENTED"}
+    ran = []
+    g = G.Grader.__new__(G.Grader)
+    g.a = Namespace(seed=1, timeout=5, no_sanitizer=True, parallel=2, hidden=None)
+    g.tasks, g.reuse, g.same_code, g.without, g.without_for, g.hidden = tasks, False, {}, set(), {}, None
+    g.work = Path(tempfile.mkdtemp(prefix="labs-req-"))
+    subs = [Path(n) for n in ("all-pass", "broken-scan", "slow-lookback", "stub-scan")]
+    g.builds = {s.name: ({"warp-scan": ("NOT_IMPLEMENTED", "stub")} if s.name == "stub-scan" else {},
+                         {c.chapter: (True, "") for t in tasks for c in t.checks}) for s in subs}
+    real_check, real_digest = G.check_task, G.regions.sources_digest
+
+    def fake_check(task, sub, binary, settings, built=None):
+        ran.append((Path(sub).name, task.id))
+        return check.TaskResult(task.id, status=table.get((Path(sub).name, task.id), "PASS"))
+
+    G.check_task, G.regions.sources_digest = fake_check, lambda sub, task: []
+    try:
+        got = {(s, t): r.status for (s, t), r in g.check_all(subs).items()}
+    finally:
+        G.check_task, G.regions.sources_digest = real_check, real_digest
+        shutil.rmtree(g.work, ignore_errors=True)
+    want = {("all-pass", "warp-scan"): "PASS", ("all-pass", "lookback"): "PASS", ("all-pass", "digit-scatter"): "PASS",
+            ("broken-scan", "warp-scan"): "FAIL", ("broken-scan", "lookback"): "NOT_RUN",
+            ("broken-scan", "digit-scatter"): "NOT_RUN", ("slow-lookback", "warp-scan"): "PASS",
+            ("slow-lookback", "lookback"): "TIMEOUT", ("slow-lookback", "digit-scatter"): "NOT_RUN",
+            ("stub-scan", "warp-scan"): "NOT_IMPLEMENTED", ("stub-scan", "lookback"): "NOT_RUN",
+            ("stub-scan", "digit-scatter"): "NOT_RUN"}
+    expect(got == want, "grader: a task whose required task does not pass is NOT_RUN"
+           + ("" if got == want else f" (got {got})"))
+    expect(not any(t != "warp-scan" for s, t in ran if s == "broken-scan") and
+           ("slow-lookback", "digit-scatter") not in ran, "grader: a NOT_RUN task's checks are not run")
+    for track in ("scan", "reduce"):
+        by_id = {t.id: t for t in T.track_tasks(track)}
+        packs = S.pack(track, M.MISTAKES) + S.pack(track, X.EXPLOITS)
+        expect(all(not S.related(by_id[a], by_id[b]) for p in packs for a in p for b in p if a != b),
+               f"{track}: no pack holds two tasks of which one needs the other")
+    per = S.propagate(tasks, {"warp-scan": {"status": "FAIL"}, "lookback": {"status": "PASS"},
+                              "digit-scatter": {"status": "PASS"}})
+    expect([per[t]["status"] for t in ("lookback", "digit-scatter")] == ["NOT_RUN", "NOT_RUN"],
+           "self-test: the tasks that need a failing task are expected NOT_RUN")
+
+
 def check_track(track, tmp, consts):
     """Every check of one track's copy; returns this process's failures."""
     copy = E.export(track, tmp / track)
@@ -306,6 +358,7 @@ def check_track(track, tmp, consts):
 
 def check_standin(tmp):
     catalogue_documented()
+    check_requirements()
     grader_on_standin(tmp)
 
 
