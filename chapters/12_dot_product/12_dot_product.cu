@@ -26,7 +26,7 @@
 //                gamma_depth * sum |x_i y_i| with the depth of each version below.
 // Files:         dot_problem.cuh (x and y in host and device memory, the events that
 //                split a call), dot_end_to_end.cuh (the four end-to-end versions); here
-//                the kernel-only versions, the error depths, the version table, the runs.
+//                the kernel-only versions, the error depths, the step table, the runs.
 // Checks:        dot_checks.cpp (--verify-only; the CPU reference and baselines too).
 //                The C ABI and its Python test: abi/.
 // Run:           build/chapters/12_dot_product [--n 2^28] [--verify-only] [--json]
@@ -112,11 +112,11 @@ int64_t depth_overlap(const Dot& d) {  // the longest chunk, then all chunks' bl
 }
 int64_t depth_vendor(const Dot& d) { return sw::ceil_div(d.n, kVendorThreads) + 64; }
 
-// --- the version table ------------------------------------------------------------------------
+// --- the step table ---------------------------------------------------------------------------
 
 enum class From { Device, Pageable, Pinned };  // where x and y are when the call starts
 
-struct Version {
+struct Step {
   const char* name;
   void (*run)(Dot& d);  // From::Device: the answer in d.result (device); else in d.answer (host)
   int64_t (*depth)(const Dot& d);
@@ -124,7 +124,7 @@ struct Version {
   From from;
   int streams;
 };
-const Version kVersions[] = {
+const Step kSteps[] = {
     {"cublas-sdot", cublas_sdot, depth_vendor, "vendor", From::Device, 1},
     {"two-pass-float4", two_pass_float4, depth_two_pass, "step", From::Device, 1},
     {"e2e-pageable", e2e_pageable, depth_two_pass, "step", From::Pageable, 1},
@@ -133,18 +133,18 @@ const Version kVersions[] = {
     {"e2e-alloc-per-call", e2e_alloc_per_call, depth_two_pass, "anti-example", From::Pageable, 1},
 };
 
-float answer(const Version& v, const Dot& d) {
-  return v.from == From::Device ? sw::read(d.result.get()) : d.answer;
+float answer(const Step& s, const Dot& d) {
+  return s.from == From::Device ? sw::read(d.result.get()) : d.answer;
 }
 
 // One run on a poisoned result (device and host), the run that is checked before any timing.
-float run_once(const Version& v, Dot& d) {
+float run_once(const Step& s, Dot& d) {
   sw::poison(d.result.get(), sizeof(float));
   d.answer = std::numeric_limits<float>::quiet_NaN();
   d.poison_fresh = true;
-  v.run(d);
+  s.run(d);
   d.poison_fresh = false;
-  return answer(v, d);
+  return answer(s, d);
 }
 
 // --- benchmark --------------------------------------------------------------------------------
@@ -168,25 +168,25 @@ void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n, bool
     e2e.reps = std::min(opt.reps, kBigCallReps), e2e.warmup = std::min(opt.warmup, kBigCallWarmup);
 
   bool ceiling_done = false;
-  for (const Version& v : kVersions) {
-    const int64_t depth = v.depth(d);
-    const sw::SumCheck first = sw::check_sum(run_once(v, d), ref.value, ref.abs_sum, depth, n);
-    sw::Result r{v.name, n, bytes, {}, false, v.role};
+  for (const Step& s : kSteps) {
+    const int64_t depth = s.depth(d);
+    const sw::SumCheck first = sw::check_sum(run_once(s, d), ref.value, ref.abs_sum, depth, n);
+    sw::Result r{s.name, n, bytes, {}, false, s.role};
     bool graded_ok = true;
-    if (v.from == From::Device && opt.graded_timing) {  // new vectors and a check for every call
+    if (s.from == From::Device && opt.graded_timing) {  // new vectors and a check for every call
       const sw::GradedTiming g = sw::time_graded(
-          opt, [&] { v.run(d); },
+          opt, [&] { s.run(d); },
           [&](int k) {
             generate(sw::graded_seed(seed, k));
             sw::poison(d.result.get(), sizeof(float));
           },
-          [&](int) { return sw::check_sum(answer(v, d), ref.value, ref.abs_sum, depth, n).ok; });
+          [&](int) { return sw::check_sum(answer(s, d), ref.value, ref.abs_sum, depth, n).ok; });
       generate(seed);
-      v.run(d);  // the result the checks below read, on the first vectors
+      s.run(d);  // the result the checks below read, on the first vectors
       r.timing = g.timing;
       sw::note_graded(g, &r.extra, &graded_ok);
-    } else if (v.from == From::Device) {
-      r.timing = sw::time_gpu(opt, [&] { v.run(d); });
+    } else if (s.from == From::Device) {
+      r.timing = sw::time_gpu(opt, [&] { s.run(d); });
     } else {
       if (!ceiling_done) {  // the ceiling of every end-to-end row: the copies alone
         const sw::Timing t = sw::time_gpu(e2e, [&] {
@@ -198,27 +198,27 @@ void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n, bool
         report.add(c);
         ceiling_done = true;
       }
-      for (int i = 0; i < e2e.warmup; ++i) v.run(d);  // like sw::time_gpu, events inside the call
+      for (int i = 0; i < e2e.warmup; ++i) s.run(d);  // like sw::time_gpu, events inside the call
       d.split.clear();
-      for (int i = 0; i < e2e.reps; ++i) v.run(d), d.split.collect();
+      for (int i = 0; i < e2e.reps; ++i) s.run(d), d.split.collect();
       const double copy_ms = sw::summarize(d.split.copy_ms).ms_median;
       r.bytes = bytes + sizeof(float);  // x and y to the device, the result back
       r.timing = sw::summarize(d.split.total_ms);
       r.note = "end-to-end";  // a different measure from the kernel rows: no "vs cuBLAS" ratio
-      r.extra = {{"pinned", v.from == From::Pinned ? 1.0 : 0.0},
-                 {"streams", static_cast<double>(v.streams)},
+      r.extra = {{"pinned", s.from == From::Pinned ? 1.0 : 0.0},
+                 {"streams", static_cast<double>(s.streams)},
                  {"copy_ms", copy_ms},
                  {"copy_gbps", sw::gbps(bytes, copy_ms)},
                  {"kernel_ms", sw::summarize(d.split.kernel_ms).ms_median},
                  {"other_ms", sw::summarize(d.split.other_ms).ms_median}};
     }
-    const sw::SumCheck c = sw::check_sum(answer(v, d), ref.value, ref.abs_sum, depth, n);
+    const sw::SumCheck c = sw::check_sum(answer(s, d), ref.value, ref.abs_sum, depth, n);
     r.ok = first.ok && c.ok && graded_ok;
-    if (v.from == From::Device) {
+    if (s.from == From::Device) {
       r.extra["rel_error"] = c.abs_error / ref.abs_sum;
       r.extra["rel_bound"] = c.bound / ref.abs_sum;
     }
-    if (v.run == two_pass_float4)
+    if (s.run == two_pass_float4)
       r.extra["blocks"] = static_cast<double>(dot::blocks_for(n, d.max_blocks));
     report.add(r);
   }
@@ -249,15 +249,15 @@ void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n, bool
 
 }  // namespace
 
-std::vector<ch12::Answer> ch12::run_every_version(const float* x, const float* y, int64_t n) {
+std::vector<ch12::Answer> ch12::run_every_step(const float* x, const float* y, int64_t n) {
   Dot d(n);
   std::copy(x, x + n, d.hx.begin());
   std::copy(y, y + n, d.hy.begin());
   d.upload();
   const uint64_t digest = d.input_digest();
   std::vector<Answer> answers;
-  for (const Version& v : kVersions)
-    answers.push_back({v.name, run_once(v, d), v.depth(d), d.input_digest() == digest});
+  for (const Step& s : kSteps)
+    answers.push_back({s.name, run_once(s, d), s.depth(d), d.input_digest() == digest});
   return answers;
 }
 
@@ -267,8 +267,8 @@ int main(int argc, char** argv) {
               "Dot product of two float vectors: the kernel, and the whole call from host memory.");
   cli.add_int("--n", &n, 1, sw::kMaxElements, "floats per vector (default: 2^28, then 2^20)");
   std::vector<std::string> steps;
-  for (const Version& v : kVersions)
-    if (std::string(v.role) != "vendor") steps.push_back(v.name);
+  for (const Step& s : kSteps)
+    if (std::string(s.role) != "vendor") steps.push_back(s.name);
   cli.set_steps(steps);
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
   const sw::Gpu gpu = sw::start_gpu(opt);

@@ -1,5 +1,5 @@
 // Chapter 12's checks (--verify-only), its CPU reference and its CPU baselines.
-// Part of the program 12_dot_product; the version table is in 12_dot_product.cu.
+// Part of the program 12_dot_product; the step table is in 12_dot_product.cu.
 #include "dot_checks.h"
 
 #include <cmath>
@@ -89,7 +89,7 @@ int ch12::verify(sw::Report& report, uint64_t seed) {
       const DotRef ref = dot_reference(x.data(), y.data(), n);
       const std::string at =
           std::string(exact ? " integers" : " random") + " n=" + std::to_string(n);
-      for (const Answer& a : run_every_version(x.data(), y.data(), n)) {
+      for (const Answer& a : run_every_step(x.data(), y.data(), n)) {
         const sw::SumCheck c = sw::check_sum(a.got, ref.value, ref.abs_sum, a.depth, n);
         const bool ok = (exact ? a.got == ref.value : c.ok) && a.input_kept;
         char detail[160];

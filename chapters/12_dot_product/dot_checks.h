@@ -11,16 +11,16 @@ namespace ch12 {
 
 // --- in 12_dot_product.cu ---
 
-// One row of the version table, run once on a poisoned result.
+// One row of the step table, run once on a poisoned result.
 struct Answer {
   std::string name;
   double got = 0;          // the dot product it returned
   int64_t depth = 0;       // the longest chain of float roundings, for the error bound
   bool input_kept = true;  // x and y on the device are as uploaded after the run
 };
-// Every row of the version table (kernel-only and end-to-end) on x and y: n floats
+// Every row of the step table (kernel-only and end-to-end) on x and y: n floats
 // each, in host memory.
-std::vector<Answer> run_every_version(const float* x, const float* y, int64_t n);
+std::vector<Answer> run_every_step(const float* x, const float* y, int64_t n);
 
 // --- in dot_checks.cpp ---
 
