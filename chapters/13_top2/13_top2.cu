@@ -22,7 +22,7 @@
 //                cub::DeviceReduce::Reduce with the same merge as its operator.
 // Exercise:      float input: rank by an unsigned key of the float's bits (NaN above
 //                +inf, -0 equal to +0) and make these kernels a template on the key.
-// Files:         this file (the block merges, the second pass, the steps, the version
+// Files:         this file (the block merges, the second pass, the steps, the step
 //                table, main); top2_merge.cuh (ranking, merge, insert); top2_first_pass.cuh
 //                (each thread's grid-stride pass, the buffers); top2_cub.cuh (the vendor).
 // Checks:        top2_checks.cu (--verify-only, --large).
@@ -187,15 +187,15 @@ int64_t launch_shuffle_int4(const int32_t* x, int64_t n, Buffers& b) {
   return grid;
 }
 
-// --- the version table ------------------------------------------------------------------------
+// --- the step table ---------------------------------------------------------------------------
 
-struct Version {
+struct Step {
   const char* name;
   // Puts the answer in b.out; returns the first pass's blocks.
   int64_t (*launch)(const int32_t* x, int64_t n, Buffers& b);
   const char* role;
 };
-const Version kVersions[] = {
+const Step kSteps[] = {
     {"cub-reduce-top2", launch_cub, "vendor"},     {"thread-pairs", launch_thread_pairs, "step"},
     {"shared-tree", launch_shared_tree, "step"},   {"warp-shuffle", launch_warp_shuffle, "step"},
     {"shuffle-int4", launch_shuffle_int4, "step"},
@@ -210,15 +210,15 @@ Top2 ch13::top2_serial(const int32_t* x, int64_t n) {
   return t;
 }
 
-std::vector<ch13::Answer> ch13::run_every_version(const int32_t* d_x, int64_t n) {
+std::vector<ch13::Answer> ch13::run_every_step(const int32_t* d_x, int64_t n) {
   Buffers b;
   const size_t bytes = static_cast<size_t>(n) * sizeof(int32_t);
   const uint64_t digest = sw::device_digest(d_x, bytes);
   std::vector<Answer> answers;
-  for (const Version& v : kVersions) {
+  for (const Step& s : kSteps) {
     sw::poison(b.out.get(), sizeof(Top2));
-    v.launch(d_x, n, b);
-    answers.push_back({v.name, sw::read(b.out.get()), sw::device_digest(d_x, bytes) == digest});
+    s.launch(d_x, n, b);
+    answers.push_back({s.name, sw::read(b.out.get()), sw::device_digest(d_x, bytes) == digest});
   }
   return answers;
 }
@@ -236,8 +236,8 @@ int main(int argc, char** argv) {
                "instead of the benchmark or the sweep: check every version on 2^31 + 2^20 + 3 "
                "elements (ignores --n)");
   std::vector<std::string> steps;
-  for (const Version& v : kVersions)
-    if (std::string(v.role) == "step") steps.push_back(v.name);
+  for (const Step& s : kSteps)
+    if (std::string(s.role) == "step") steps.push_back(s.name);
   cli.set_steps(steps);
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
   const sw::Gpu gpu = sw::start_gpu(opt);
@@ -260,12 +260,12 @@ int main(int argc, char** argv) {
   const double bytes = static_cast<double>(n) * sizeof(int32_t);  // every element read once
   report.note("answer: " + ch13::describe(want));
   Buffers b;
-  for (const Version& v : kVersions) {
+  for (const Step& s : kSteps) {
     sw::poison(b.out.get(), sizeof(Top2));
-    const int64_t blocks = v.launch(d_x.get(), n, b);
+    const int64_t blocks = s.launch(d_x.get(), n, b);
     const bool first_ok = ch13::same(sw::read(b.out.get()), want);
-    sw::Result r{v.name, n, bytes, {}, first_ok, v.role};
-    const auto run = [&] { v.launch(d_x.get(), n, b); };
+    sw::Result r{s.name, n, bytes, {}, first_ok, s.role};
+    const auto run = [&] { s.launch(d_x.get(), n, b); };
     if (opt.graded_timing) {  // new values and a check for every call
       const sw::GradedTiming g = sw::time_graded(
           opt, run,

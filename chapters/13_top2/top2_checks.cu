@@ -73,10 +73,10 @@ void make_ints(const std::string& p, int32_t* x, int64_t n, uint64_t seed) {
   if (p == "max-last") x[n - 1] = 5000;
 }
 
-// Every version on d_x against `want`: one PASS/FAIL line each.
-void check_versions(sw::Report& report, const int32_t* d_x, int64_t n, const Top2& want,
-                    const std::string& label) {
-  for (const ch13::Answer& a : ch13::run_every_version(d_x, n)) {
+// Every row of the step table on d_x against `want`: one PASS/FAIL line each.
+void check_steps(sw::Report& report, const int32_t* d_x, int64_t n, const Top2& want,
+                 const std::string& label) {
+  for (const ch13::Answer& a : ch13::run_every_step(d_x, n)) {
     const bool ok = ch13::same(a.got, want) && a.input_kept;
     report.check(ok, a.name + (" " + label),
                  ok ? ""
@@ -174,12 +174,12 @@ int ch13::verify(sw::Report& report, uint64_t seed) {
       CUDA_CHECK(cudaMemcpy(d_x.get(), x.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice));
       const Top2 want = top2_reference(x.data(), n);
       report.check(same(top2_serial(x.data(), n), want), std::string("cpu-serial ") + p + at);
-      check_versions(report, d_x.get(), n, want, p + at);
+      check_steps(report, d_x.get(), n, want, p + at);
     }
     // A start that is not 16-byte aligned: the int4 step must fall back, not misread.
     make_ints("random", x.data(), n + 1, seed + 1);
     CUDA_CHECK(cudaMemcpy(d_x.get(), x.data(), (n + 1) * sizeof(int32_t), cudaMemcpyHostToDevice));
-    check_versions(report, d_x.get() + 1, n, top2_reference(x.data() + 1, n), "misaligned" + at);
+    check_steps(report, d_x.get() + 1, n, top2_reference(x.data() + 1, n), "misaligned" + at);
   }
 
   // The seed's INT_MIN sentinel must fail these checks: if it passed, the checks
@@ -220,7 +220,7 @@ int ch13::verify_large(sw::Report& report, const sw::Gpu& gpu, uint64_t seed) {
     std::unique_ptr<int32_t[]> h(new int32_t[n]);
     sw::host_fill_ints(h.get(), n, seed);
     for (int64_t i : planted) h[i] = big;
-    check_versions(report, d_x.get(), n, top2_reference(h.get(), n), "random-planted" + at);
+    check_steps(report, d_x.get(), n, top2_reference(h.get(), n), "random-planted" + at);
   }
   // A ramp: the answer is the last two elements, both beyond 2^31.
   fill_ramp<<<1024, 256>>>(d_x.get(), n);
@@ -228,6 +228,6 @@ int ch13::verify_large(sw::Report& report, const sw::Gpu& gpu, uint64_t seed) {
   const int64_t off = int64_t{1} << 31;
   const Top2 want{static_cast<int32_t>(n - 1 - off), static_cast<int32_t>(n - 2 - off), n - 1,
                   n - 2};
-  check_versions(report, d_x.get(), n, want, "ascending" + at);
+  check_steps(report, d_x.get(), n, want, "ascending" + at);
   return report.exit_code();
 }

@@ -30,9 +30,9 @@ struct Answer {
   Top2 got;
   bool input_kept;  // d_x is as it was before the run
 };
-// Every row of the version table (CUB and the steps) on d_x (device, n >= 2), each
+// Every row of the step table (CUB and the steps) on d_x (device, n >= 2), each
 // on a poisoned result.
-std::vector<Answer> run_every_version(const int32_t* d_x, int64_t n);
+std::vector<Answer> run_every_step(const int32_t* d_x, int64_t n);
 Top2 top2_serial(const int32_t* x, int64_t n);  // the CPU baseline, one core
 double workspace_bytes();                       // device memory the versions use besides x
 
