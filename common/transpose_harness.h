@@ -2,19 +2,19 @@
 //
 // A transpose reads `in` (rows x cols, row-major) and writes `out` (cols x rows,
 // row-major): out[c * rows + r] = in[r * cols + c]. Each chapter declares its
-// kernels as Variants and hands them to this harness, which owns what would
+// kernels as Steps and hands them to this harness, which owns what would
 // otherwise be repeated three times:
 //
 //   sw::transpose::Options t;                       // --rows, --cols (and --large)
 //   sw::transpose::add_options(cli, &t, /*with_large=*/false);
 //   ...
 //   const sw::Blas blas;
-//   std::vector<sw::transpose::Variant<float>> v = {
-//       sw::transpose::copy_variant<float>(),       // role "ceiling"
-//       sw::transpose::vendor_variant<float>(blas), // cublasSgeam_64, role "vendor"
+//   std::vector<sw::transpose::Step<float>> table = {
+//       sw::transpose::copy_step<float>(),       // role "ceiling"
+//       sw::transpose::vendor_step<float>(blas), // cublasSgeam_64, role "vendor"
 //       {"shared-tile", "step", launch_shared_tile}};  // the chapter's kernels
-//   if (opt.verify_only) sw::transpose::verify(report, v, sw::transpose::verify_shapes(cli, t),
-//   opt.seed); else sw::transpose::benchmark(report, opt, v, {t.rows, t.cols}, opt.seed);
+//   if (opt.verify_only) sw::transpose::verify(report, table, sw::transpose::verify_shapes(cli, t),
+//   opt.seed); else sw::transpose::benchmark(report, opt, table, {t.rows, t.cols}, opt.seed);
 //
 // run_float_chapter() below is that whole main() for a chapter of float kernels.
 // Checks are exact (bit for bit) against the input copied back from the GPU,
@@ -182,19 +182,22 @@ void launch_copy(const T* in, T* out, int64_t rows, int64_t cols) {
                 });
 }
 
-// --- variants ------------------------------------------------------------------------
+// --- steps ---------------------------------------------------------------------------
 
+// One row of a chapter's step table.
 template <class T>
-struct Variant {
+struct Step {
   std::string name;  // short kebab-case
   std::string role;  // "ceiling", "vendor", "step" or "anti-example"
-  std::function<void(const T* in, T* out, int64_t rows, int64_t cols)> run;  // launches, checked
+  // Launches, checked. A std::function, not a function pointer: vendor_step's row captures
+  // the handle of the Blas it is given.
+  std::function<void(const T* in, T* out, int64_t rows, int64_t cols)> run;
   bool is_copy = false;  // out is a copy of in (rows x cols), not its transpose
   bool large = true;     // also run on the >2^31-element shapes (our kernels; not cuBLAS)
 };
 
 template <class T>
-Variant<T> copy_variant() {
+Step<T> copy_step() {
   return {"copy", "ceiling", launch_copy<T>, true, true};
 }
 
@@ -219,7 +222,7 @@ inline void geam_transpose(cublasHandle_t h, const double* in, double* out, int6
 }
 
 template <class T>
-Variant<T> vendor_variant(const Blas& blas) {
+Step<T> vendor_step(const Blas& blas) {
   const cublasHandle_t h = blas.get();
   const char* name = sizeof(T) == sizeof(float) ? "cublas-sgeam" : "cublas-dgeam";
   return {name, "vendor",
@@ -355,23 +358,23 @@ int64_t copy_mismatches(const T* in, const T* got, Shape s) {
 // The output against the input, and the input against its digest (a kernel may
 // read `in` only). Returns "" when both hold, else why not.
 template <class T>
-std::string output_error(const Variant<T>& v, const Buffers<T>& b, Shape s) {
-  const int64_t bad = v.is_copy ? copy_mismatches(b.host_in.get(), b.host_out.get(), s)
-                                : transpose_mismatches(b.host_in.get(), b.host_out.get(), s);
+std::string output_error(const Step<T>& step, const Buffers<T>& b, Shape s) {
+  const int64_t bad = step.is_copy ? copy_mismatches(b.host_in.get(), b.host_out.get(), s)
+                                   : transpose_mismatches(b.host_in.get(), b.host_out.get(), s);
   if (bad > 0) return std::to_string(bad) + " of " + std::to_string(s.count()) + " elements wrong";
-  if (!b.input_kept(s)) return "input changed: " + v.name + " wrote into its input";
+  if (!b.input_kept(s)) return "input changed: " + step.name + " wrote into its input";
   return "";
 }
 
 // --- --verify-only -------------------------------------------------------------------------
 
-// Every variant on every shape, in both layouts (rows x cols and cols x rows):
+// Every step on every shape, in both layouts (rows x cols and cols x rows):
 // poison, run once, compare exactly. For the >2^31-element shapes (only_large),
 // cuBLAS is skipped (what we prove is our kernels' 64-bit indexing) and each shape
 // runs in the layout given: an 8 GiB shape costs seconds per check.
 template <class T>
-void verify(Report& report, const std::vector<Variant<T>>& variants,
-            const std::vector<Shape>& shapes, uint64_t seed, bool only_large = false) {
+void verify(Report& report, const std::vector<Step<T>>& steps, const std::vector<Shape>& shapes,
+            uint64_t seed, bool only_large = false) {
   std::vector<Shape> cases;
   for (const Shape& s : shapes) {
     cases.push_back(s);
@@ -383,14 +386,14 @@ void verify(Report& report, const std::vector<Variant<T>>& variants,
   const char* type = sizeof(T) == sizeof(float) ? "float" : "double";
   for (const Shape& s : cases) {
     b.prepare(s, seed);
-    for (const Variant<T>& v : variants) {
-      if (only_large && !v.large) continue;
+    for (const Step<T>& step : steps) {
+      if (only_large && !step.large) continue;
       b.poison_out(s);
-      v.run(b.in.get(), b.out.get(), s.rows, s.cols);
+      step.run(b.in.get(), b.out.get(), s.rows, s.cols);
       CUDA_CHECK(cudaDeviceSynchronize());
       b.read_out(s);
-      const std::string error = output_error(v, b, s);
-      report.check(error.empty(), v.name + " " + s.text() + " " + type, error);
+      const std::string error = output_error(step, b, s);
+      report.check(error.empty(), step.name + " " + s.text() + " " + type, error);
     }
   }
 }
@@ -399,38 +402,38 @@ void verify(Report& report, const std::vector<Variant<T>>& variants,
 // (not cuBLAS, the plain copy or an anti-example). Proves their 64-bit indexing and
 // their bands past 65535 tile rows.
 template <class T>
-void verify_large(Report& report, const Gpu& gpu, const std::vector<Variant<T>>& variants,
+void verify_large(Report& report, const Gpu& gpu, const std::vector<Step<T>>& steps,
                   uint64_t seed) {
   int64_t most = 0;
   for (const Shape& s : large_shapes()) most = std::max(most, s.count());
   sw::require_fits(gpu, "--large (elements)", most, 2.0 * sizeof(T));
-  std::vector<Variant<T>> ours;
-  for (const Variant<T>& v : variants)
-    if (v.large && v.name != "copy" && v.role != "anti-example") ours.push_back(v);
+  std::vector<Step<T>> ours;
+  for (const Step<T>& step : steps)
+    if (step.large && step.name != "copy" && step.role != "anti-example") ours.push_back(step);
   verify(report, ours, large_shapes(), seed, /*only_large=*/true);
 }
 
 // --- the benchmark -------------------------------------------------------------------------
 
-// Times each variant on one shape and checks its output. The output is poisoned
+// Times each step on one shape and checks its output. The output is poisoned
 // once before the warm-up and timed runs, and checked after them: an element that
 // no run wrote is still NaN. One timed run is `launches` launches back to back.
 // Every row carries its shape (extra rows, cols) and `note` (e.g. "double",
-// "cache-resident"); role_override (e.g. "sweep") replaces each variant's role.
+// "cache-resident"); role_override (e.g. "sweep") replaces each step's role.
 template <class T>
-void benchmark(Report& report, const CommonOptions& opt, const std::vector<Variant<T>>& variants,
-               Shape s, uint64_t seed, const std::string& note = "",
-               const std::string& role_override = "", const std::string& problem = "",
-               int launches = 1) {
+void benchmark(Report& report, const CommonOptions& opt, const std::vector<Step<T>>& steps, Shape s,
+               uint64_t seed, const std::string& note = "", const std::string& role_override = "",
+               const std::string& problem = "", int launches = 1) {
   Buffers<T> b(s.count());
   b.prepare(s, seed);
   const double moved =
       2.0 * static_cast<double>(s.count()) * sizeof(T) * launches;  // read once, written once
-  for (const Variant<T>& v : variants) {
+  for (const Step<T>& step : steps) {
     const auto run = [&] {
-      for (int i = 0; i < launches; ++i) v.run(b.in.get(), b.out.get(), s.rows, s.cols);
+      for (int i = 0; i < launches; ++i) step.run(b.in.get(), b.out.get(), s.rows, s.cols);
     };
-    Result r{v.name, s.count(), moved, {}, true, role_override.empty() ? v.role : role_override};
+    Result r{step.name, s.count(), moved,
+             {},        true,      role_override.empty() ? step.role : role_override};
     if (opt.graded_timing) {  // new input and a full check for every call
       const GradedTiming g = time_graded(
           opt, run,
@@ -440,7 +443,7 @@ void benchmark(Report& report, const CommonOptions& opt, const std::vector<Varia
           },
           [&](int) {
             b.read_out(s);
-            return output_error(v, b, s).empty();
+            return output_error(step, b, s).empty();
           });
       b.prepare(s, seed);
       r.timing = g.timing;
@@ -449,7 +452,7 @@ void benchmark(Report& report, const CommonOptions& opt, const std::vector<Varia
       b.poison_out(s);
       r.timing = time_gpu(opt, run);
       b.read_out(s);
-      r.ok = output_error(v, b, s).empty();
+      r.ok = output_error(step, b, s).empty();
     }
     r.extra["rows"] = static_cast<double>(s.rows);
     r.extra["cols"] = static_cast<double>(s.cols);
@@ -460,13 +463,13 @@ void benchmark(Report& report, const CommonOptions& opt, const std::vector<Varia
   }
 }
 
-// The same variants at a size whose input and output fit in L2 together, labelled
+// The same steps at a size whose input and output fit in L2 together, labelled
 // "cache-resident" with role "sweep" so that they never mix with the DRAM-size rows.
 // A single launch this small is mostly launch latency, so one timed run is
 // kCacheLaunches launches back to back.
 template <class T>
 void benchmark_cache_resident(Report& report, const CommonOptions& opt,
-                              const std::vector<Variant<T>>& variants, uint64_t seed,
+                              const std::vector<Step<T>>& steps, uint64_t seed,
                               const std::string& problem = "", int64_t side = kCacheResidentSide) {
   const Shape s{side, side};
   report.note(
@@ -474,7 +477,7 @@ void benchmark_cache_resident(Report& report, const CommonOptions& opt,
       " MiB moved per launch, " + std::to_string(kCacheLaunches) +
       " launches per timed run: input and output stay in the L2. Compare these rows with each "
       "other, not with the DRAM-size rows (their 'vs lib' is against cuBLAS at the same size)");
-  benchmark(report, opt, variants, s, seed, "cache-resident", "sweep", problem, kCacheLaunches);
+  benchmark(report, opt, steps, s, seed, "cache-resident", "sweep", problem, kCacheLaunches);
 }
 
 // Exits 2 (naming --rows and --cols) when in + out of rows x cols elements of
@@ -483,16 +486,16 @@ inline void require_fits(const Gpu& gpu, const Options& t, double bytes_per_elem
   sw::require_fits(gpu, "--rows x --cols (elements)", t.rows * t.cols, 2.0 * bytes_per_element);
 }
 
-// The whole main() of a chapter whose variants are float kernels: options, the
+// The whole main() of a chapter whose steps are float kernels: options, the
 // GPU, then the verify sweep (--verify-only) or the copy ceiling, cuBLAS and the
 // steps at the chosen size and at a cache-resident size. --list prints the steps.
 inline int run_float_chapter(int argc, char** argv, const char* program, const char* summary,
-                             const char* chapter, const std::vector<Variant<float>>& steps) {
+                             const char* chapter, const std::vector<Step<float>>& steps) {
   Options t;
   Cli cli(program, summary);
   add_options(cli, &t, /*with_large=*/false);
   std::vector<std::string> names;
-  for (const Variant<float>& v : steps) names.push_back(v.name);
+  for (const Step<float>& step : steps) names.push_back(step.name);
   cli.set_steps(names);
   const CommonOptions opt = cli.parse_or_exit(argc, argv);
   check_size(t);
@@ -500,14 +503,14 @@ inline int run_float_chapter(int argc, char** argv, const char* program, const c
   if (!opt.verify_only || shape_given(cli)) require_fits(gpu, t, sizeof(float));
   Report report(opt, gpu.copy_gbps, chapter, "transpose");
   const Blas blas;
-  std::vector<Variant<float>> variants = {copy_variant<float>(), vendor_variant<float>(blas)};
-  variants.insert(variants.end(), steps.begin(), steps.end());
+  std::vector<Step<float>> table = {copy_step<float>(), vendor_step<float>(blas)};
+  table.insert(table.end(), steps.begin(), steps.end());
   if (opt.verify_only) {
-    verify(report, variants, verify_shapes(cli, t), opt.seed);
+    verify(report, table, verify_shapes(cli, t), opt.seed);
     return report.exit_code();
   }
-  benchmark(report, opt, variants, {t.rows, t.cols}, opt.seed);
-  benchmark_cache_resident(report, opt, variants, opt.seed);
+  benchmark(report, opt, table, {t.rows, t.cols}, opt.seed);
+  benchmark_cache_resident(report, opt, table, opt.seed);
   return report.exit_code();
 }
 

@@ -78,7 +78,7 @@ void launch_naive_write_coalesced(const float* in, float* out, int64_t rows, int
 
 // The harness adds the copy ceiling and cublasSgeam, then verifies or times all.
 int main(int argc, char** argv) {
-  const std::vector<sw::transpose::Variant<float>> steps = {
+  const std::vector<sw::transpose::Step<float>> steps = {
       {"naive-read-coalesced", "step", launch_naive_read_coalesced},
       {"naive-write-coalesced", "step", launch_naive_write_coalesced},
   };

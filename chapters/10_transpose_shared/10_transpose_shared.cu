@@ -64,7 +64,7 @@ void launch_shared_tile(const float* in, float* out, int64_t rows, int64_t cols)
 
 // The harness adds the copy ceiling and cublasSgeam, then verifies or times all.
 int main(int argc, char** argv) {
-  const std::vector<sw::transpose::Variant<float>> steps = {
+  const std::vector<sw::transpose::Step<float>> steps = {
       {"shared-tile", "step", launch_shared_tile},
   };
   return sw::transpose::run_float_chapter(argc, argv, "10_transpose_shared",

@@ -85,10 +85,10 @@ void launch_padded(const float* in, float* out, int64_t rows, int64_t cols) {
 #include "transpose_tiled.cuh"  // steps 2-6 and the doubles: one tile body, 256 threads
 
 int main(int argc, char** argv) {
-  using FloatVariant = sw::transpose::Variant<float>;
-  using DoubleVariant = sw::transpose::Variant<double>;
+  using FloatStep = sw::transpose::Step<float>;
+  using DoubleStep = sw::transpose::Step<double>;
   // The chapter's steps, in order (--list prints them); the ceilings and cuBLAS come later.
-  const std::vector<FloatVariant> float_steps = {
+  const std::vector<FloatStep> float_steps = {
       {"padded", "step", launch_padded},
       {"padded-32x8", "step", launch_padded_32x8},
       {"tile64", "anti-example", launch_tile64},
@@ -96,13 +96,13 @@ int main(int argc, char** argv) {
       {"tile64-rows", "step", launch_tile64_rows},
       {"tile64-rows-grouped", "step", launch_tile64_rows_grouped},
   };
-  const std::vector<DoubleVariant> double_steps = {
+  const std::vector<DoubleStep> double_steps = {
       {"double-tile32", "step", launch_double_tile32},
       {"double-tile32-grouped", "step", launch_double_tile32_grouped},
   };
   std::vector<std::string> names;
-  for (const FloatVariant& v : float_steps) names.push_back(v.name);
-  for (const DoubleVariant& v : double_steps) names.push_back(v.name);
+  for (const FloatStep& step : float_steps) names.push_back(step.name);
+  for (const DoubleStep& step : double_steps) names.push_back(step.name);
 
   sw::transpose::Options t;
   sw::Cli cli("11_transpose_padded",
@@ -117,11 +117,11 @@ int main(int argc, char** argv) {
   sw::Report report(opt, gpu.copy_gbps, "11", "transpose");
   const sw::Blas blas;
 
-  const FloatVariant copy_wide{"copy-tile64-float4", "ceiling", launch_copy_tile64_float4, true};
-  const FloatVariant sgeam = sw::transpose::vendor_variant<float>(blas);
-  std::vector<FloatVariant> floats = {sw::transpose::copy_variant<float>(), copy_wide, sgeam};
+  const FloatStep copy_wide{"copy-tile64-float4", "ceiling", launch_copy_tile64_float4, true};
+  const FloatStep sgeam = sw::transpose::vendor_step<float>(blas);
+  std::vector<FloatStep> floats = {sw::transpose::copy_step<float>(), copy_wide, sgeam};
   floats.insert(floats.end(), float_steps.begin(), float_steps.end());
-  std::vector<DoubleVariant> doubles = {sw::transpose::vendor_variant<double>(blas)};
+  std::vector<DoubleStep> doubles = {sw::transpose::vendor_step<double>(blas)};
   doubles.insert(doubles.end(), double_steps.begin(), double_steps.end());
 
   if (opt.verify_only &&
@@ -138,8 +138,7 @@ int main(int argc, char** argv) {
   sw::transpose::benchmark(report, opt, doubles, {t.rows, t.cols}, opt.seed, "double", "",
                            "transpose-f64");
   // At the cache-resident size: the float ceiling, cuBLAS, the first and the best step.
-  const std::vector<FloatVariant> cached = {copy_wide, sgeam, float_steps.front(),
-                                            float_steps.back()};
+  const std::vector<FloatStep> cached = {copy_wide, sgeam, float_steps.front(), float_steps.back()};
   sw::transpose::benchmark_cache_resident(report, opt, cached, opt.seed);
   return report.exit_code();
 }
