@@ -1,15 +1,16 @@
-// The histogram chapters' harness (07, 08). A chapter hands run_chapter a plain
-// table of steps; everything else lives here: the options, the inputs with their
-// CPU references, the checks, CUB as the vendor line, timing, the distribution
-// sweep, --file and the --verify-only sweep. Chapter 15's harness uses its CUB
-// line at any width and bin count (CubHistogramEven); the 64-bit totals and the
-// protocol of a checked run are in histogram_check.h.
+// The histogram chapters' harness (07, 08), in namespace sw::histogram. A chapter
+// hands run_chapter a plain table of steps; everything else lives here: the options,
+// the inputs with their CPU references, the checks, CUB as the vendor line, timing,
+// the distribution sweep, --file and the --verify-only sweep. Chapter 15's harness
+// uses its CUB line at any width and bin count (CubHistogramEven); the 64-bit totals
+// (sw::HistCount) and the protocol of a checked run are in histogram_check.h.
 //
+//   namespace hg = sw::histogram;
 //   void launch_mine(const uint8_t* in, int64_t n, sw::HistCount* hist);  // the chapter's
 //   int main(int argc, char** argv) {
-//     const sw::HistChapter chapter = {"08_histogram_privatized", "one-line summary", "08",
+//     const hg::HistChapter chapter = {"08_histogram_privatized", "one-line summary", "08",
 //                                      {{"mine", launch_mine}}};
-//     return sw::run_chapter(argc, argv, chapter);
+//     return hg::run_chapter(argc, argv, chapter);
 //   }
 //
 // A launch zeroes `hist` itself (that is part of the job) and leaves there 256
@@ -49,7 +50,7 @@
 #include "common/report.h"
 #include "common/verify.h"
 
-namespace sw {
+namespace sw::histogram {
 
 constexpr int kBins = 256;
 constexpr size_t kHistBytes = kBins * sizeof(HistCount);
@@ -73,7 +74,7 @@ const std::vector<double> kSweepP = {0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0}
 // Launches one step on n bytes at `in`: zeroes `hist`, then adds every byte's count.
 using HistLaunch = void (*)(const uint8_t* in, int64_t n, HistCount* hist);
 
-struct HistStep {
+struct Step {
   const char* name;  // the row's variant, e.g. "spread16-vec16"
   HistLaunch launch;
   bool slow = false;  // a few GB/s: timed with kSlowReps (and the all-equal input is cut)
@@ -83,7 +84,7 @@ struct HistChapter {
   const char* program;  // "08_histogram_privatized"
   const char* summary;  // one line for --help
   const char* number;   // "08"
-  std::vector<HistStep> steps;
+  std::vector<Step> steps;
 };
 
 // --- options -----------------------------------------------------------------------
@@ -244,7 +245,7 @@ class CubHistogram : public CubHistogramEven<uint8_t> {
 // One row source: a chapter's step writing into the shared 64-bit totals, or CUB.
 class Version {
  public:
-  Version(const HistStep& step, HistCount* d_hist)
+  Version(const Step& step, HistCount* d_hist)
       : name(step.name), slow(step.slow), step_(step), d_hist_(d_hist) {}
   explicit Version(CubHistogram* cub)
       : name("cub"),
@@ -276,7 +277,7 @@ class Version {
   bool slow = false;
 
  private:
-  HistStep step_;
+  Step step_;
   HistCount* d_hist_ = nullptr;
   CubHistogram* cub_ = nullptr;
 };
@@ -559,7 +560,7 @@ inline int run_chapter(int argc, char** argv, const HistChapter& ch) {
   Cli cli(ch.program, ch.summary);
   add_histogram_options(cli, &h);
   std::vector<std::string> names;
-  for (const HistStep& s : ch.steps) names.push_back(s.name);
+  for (const Step& s : ch.steps) names.push_back(s.name);
   cli.set_steps(names);
   const CommonOptions opt = cli.parse_or_exit(argc, argv);
   if (!h.file.empty()) check_file_or_exit(ch.program, h.file);
@@ -568,7 +569,7 @@ inline int run_chapter(int argc, char** argv, const HistChapter& ch) {
 
   DeviceBuffer<HistCount> d_hist(kBins);
   std::vector<Version> steps;
-  for (const HistStep& s : ch.steps) steps.emplace_back(s, d_hist.get());
+  for (const Step& s : ch.steps) steps.emplace_back(s, d_hist.get());
   if (opt.verify_only) {
     return h.file.empty() ? verify_histogram(report, opt, gpu, h, steps)
                           : histogram_file(report, opt, gpu, ch.program, h, steps);
@@ -611,4 +612,4 @@ inline int run_chapter(int argc, char** argv, const HistChapter& ch) {
   return report.exit_code();
 }
 
-}  // namespace sw
+}  // namespace sw::histogram

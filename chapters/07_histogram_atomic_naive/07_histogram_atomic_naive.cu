@@ -27,6 +27,8 @@
 
 namespace {
 
+namespace hg = sw::histogram;
+
 using sw::HistCount;
 
 constexpr int kThreads = 256;        // the seed's block size
@@ -51,7 +53,7 @@ __global__ void __launch_bounds__(kThreads)
 // global-atomic-2xsm: the seed's launch.
 void launch_global_atomic_2xsm(const uint8_t* in, int64_t n, HistCount* hist) {
   const int blocks = kSeedBlocksPerSm * sw::sm_count();
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));  // zeroing is part of the job
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));  // zeroing is part of the job
   histogram_global_atomic<<<blocks, kThreads>>>(in, n, hist);
   CHECK_LAUNCH();
 }
@@ -59,7 +61,7 @@ void launch_global_atomic_2xsm(const uint8_t* in, int64_t n, HistCount* hist) {
 // global-atomic-full: as many blocks as fit on every SM at once.
 void launch_global_atomic_full(const uint8_t* in, int64_t n, HistCount* hist) {
   static const int64_t blocks = sw::resident_grid(histogram_global_atomic, kThreads);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
   histogram_global_atomic<<<blocks, kThreads>>>(in, n, hist);
   CHECK_LAUNCH();
 }
@@ -69,7 +71,7 @@ void launch_global_atomic_full(const uint8_t* in, int64_t n, HistCount* hist) {
 // The harness runs CUB first, then these steps; both are slow: few reps, and the
 // all-equal input is cut to 2^28 bytes.
 int main(int argc, char** argv) {
-  const sw::HistChapter chapter = {
+  const hg::HistChapter chapter = {
       "07_histogram_atomic_naive",
       "256-bin byte histogram with one global atomicAdd per byte.",
       "07",
@@ -77,5 +79,5 @@ int main(int argc, char** argv) {
           {"global-atomic-2xsm", launch_global_atomic_2xsm, /*slow=*/true},
           {"global-atomic-full", launch_global_atomic_full, /*slow=*/true},
       }};
-  return sw::run_chapter(argc, argv, chapter);
+  return hg::run_chapter(argc, argv, chapter);
 }

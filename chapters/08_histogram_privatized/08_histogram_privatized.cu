@@ -42,8 +42,10 @@
 
 namespace {
 
+namespace hg = sw::histogram;
+
+using hg::kBins;
 using sw::HistCount;
-using sw::kBins;
 using sw::kFullMask;
 using sw::kWarp;
 
@@ -94,14 +96,14 @@ __global__ void __launch_bounds__(kSeedThreads)
 
 void launch_seed_2xsm(const uint8_t* in, int64_t n, HistCount* hist) {
   const int64_t blocks = grid_for(n, kSeedBlocksPerSm * sw::sm_count());
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));  // zeroing is part of the job
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));  // zeroing is part of the job
   histogram_shared<<<blocks, kSeedThreads>>>(in, n, hist);
   CHECK_LAUNCH();
 }
 
 void launch_shared_full_grid(const uint8_t* in, int64_t n, HistCount* hist) {
   static const int64_t resident = sw::resident_grid(histogram_shared, kSeedThreads);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
   histogram_shared<<<grid_for(n, resident), kSeedThreads>>>(in, n, hist);
   CHECK_LAUNCH();
 }
@@ -115,7 +117,7 @@ __global__ void __launch_bounds__(kSeedThreads)
 
 void launch_per_warp(const uint8_t* in, int64_t n, HistCount* hist) {
   static const int64_t resident = sw::resident_grid(histogram_per_warp, kSeedThreads);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
   histogram_per_warp<<<grid_for(n, resident), kSeedThreads>>>(in, n, hist);
   CHECK_LAUNCH();
 }
@@ -130,7 +132,7 @@ void launch_per_warp(const uint8_t* in, int64_t n, HistCount* hist) {
 
 // The harness runs CUB first, then these steps, on each input.
 int main(int argc, char** argv) {
-  const sw::HistChapter chapter = {"08_histogram_privatized",
+  const hg::HistChapter chapter = {"08_histogram_privatized",
                                    "256-bin byte histogram with privatized shared-memory counters.",
                                    "08",
                                    {
@@ -145,5 +147,5 @@ int main(int argc, char** argv) {
                                        {"per-lane-vec16", launch_per_lane_vec16},
                                        // lab shared-privatized: hide end
                                    }};
-  return sw::run_chapter(argc, argv, chapter);
+  return hg::run_chapter(argc, argv, chapter);
 }

@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(kVecThreads)
 void launch_per_warp_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
   constexpr size_t smem = sizeof(uint32_t) * kBins * (1 + kVecWarps);  // totals + a copy per warp
   static const int64_t resident = sw::resident_grid(histogram_per_warp_vec16, kVecThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
   histogram_per_warp_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n,
                                                                                         hist);
   CHECK_LAUNCH();
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(kVecThreads)
 void launch_spread16_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
   constexpr size_t smem = sizeof(uint32_t) * kBins * (1 + kVecWarps * kSpreadCopies);
   static const int64_t resident = sw::resident_grid(histogram_spread16_vec16, kVecThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
   histogram_spread16_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n,
                                                                                         hist);
   CHECK_LAUNCH();
@@ -202,7 +202,7 @@ void launch_adaptive_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
   constexpr size_t smem =
       sizeof(uint32_t) * (kBins + kVecWarps * (kBins * kSpreadCopies + HotPlain::kWords));
   static const int64_t resident = sw::resident_grid(histogram_adaptive_vec16, kVecThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
   histogram_adaptive_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n,
                                                                                         hist);
   CHECK_LAUNCH();
@@ -219,7 +219,7 @@ void launch_adaptive_runs_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
       sizeof(uint32_t) * (kBins + kVecWarps * (kBins * kSpreadCopies + HotRuns::kWords));
   static const int64_t resident =
       sw::resident_grid(histogram_adaptive_runs_vec16, kVecThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
   histogram_adaptive_runs_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n,
                                                                                              hist);
   CHECK_LAUNCH();
@@ -253,7 +253,7 @@ __global__ void __launch_bounds__(kLaneThreads, 1)
 void launch_per_lane_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
   constexpr size_t smem = sizeof(uint32_t) * kBins * kWarp;  // 32 copies: 32 KiB
   static const int64_t resident = sw::resident_grid(histogram_per_lane_vec16, kLaneThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, sw::kHistBytes));
+  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
   histogram_per_lane_vec16<<<vec16_grid(n, kLaneThreads, resident), kLaneThreads, smem>>>(in, n,
                                                                                           hist);
   CHECK_LAUNCH();

@@ -15,13 +15,15 @@
 
 namespace ch15 {
 
+namespace hg = sw::histogram;
+
 // CUB's HistogramEven for 16-bit values (up to 2^16 bins) and 32-bit ones (2^20).
 struct CubLines {
-  std::tuple<sw::CubHistogramEven<uint16_t>, sw::CubHistogramEven<uint32_t>> at{int64_t{1} << 16,
+  std::tuple<hg::CubHistogramEven<uint16_t>, hg::CubHistogramEven<uint32_t>> at{int64_t{1} << 16,
                                                                                 int64_t{1} << 20};
   template <class T>
-  sw::CubHistogramEven<T>& of() {
-    return std::get<sw::CubHistogramEven<T>>(at);
+  hg::CubHistogramEven<T>& of() {
+    return std::get<hg::CubHistogramEven<T>>(at);
   }
 };
 
@@ -44,7 +46,7 @@ Launch launcher(const Row& r, const Job& j) {
 void prepare_cub(Context& c, const Input& in, uint32_t bins) {
   if (!c.cub) c.cub = std::make_shared<CubLines>();
   dispatch_bits(in.bits(), [&](auto t) {
-    using Cub = sw::CubHistogramEven<decltype(t)>;
+    using Cub = hg::CubHistogramEven<decltype(t)>;
     c.cub->of<decltype(t)>().prepare(static_cast<int>(bins),
                                      typename Cub::Level{1} << range_bits(in.bits()), in.n());
   });
@@ -144,7 +146,7 @@ void Input::generate(int value_bits, int64_t n, const ValueSpec& spec, uint64_t 
 std::vector<Row> rows_for(Context& c, const Input& in, uint32_t bins, bool with_cub,
                           bool all_sizes) {
   std::vector<Row> out;
-  const bool cub_fits = in.n() <= sw::CubHistogramEven<uint32_t>::kMaxN;
+  const bool cub_fits = in.n() <= hg::CubHistogramEven<uint32_t>::kMaxN;
   if (with_cub && (c.only == "all" || c.only == "cub") && cub_fits) out.push_back({nullptr, 0});
   for (const Step& s : steps_for(in.bits())) {
     if (c.only != "all" && c.only != s.name) continue;

@@ -2,7 +2,7 @@
 // every value, the rows that run on it at a bin count (CUB, then each step that fits
 // the job, a cluster step at each cluster size that fits), and a row's checked,
 // timed run. It stands on common/: CUB at any width and bin count
-// (sw::CubHistogramEven, histogram_harness.h), the protocol of a checked run
+// (sw::histogram::CubHistogramEven, histogram_harness.h), the protocol of a checked run
 // (sw::checked_twice) and the 64-bit totals (sw::HistCount, histogram_check.h).
 //
 //   ch15::Input in(gpu, "--n", n, 32, 2.0);   // room for n 32-bit values
