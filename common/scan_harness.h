@@ -308,7 +308,7 @@ enum : unsigned {
   kGoal = 16,    // measured also exclusive, at 2^30 and at 2^20 (the goals' rows)
 };
 
-struct ScanStep {
+struct Step {
   const char* name;
   ScanLaunch<uint32_t> u32;
   ScanLaunch<float> f32;
@@ -319,7 +319,7 @@ struct ScanStep {
 };
 
 template <class T>
-ScanLaunch<T> launcher(const ScanStep& s) {
+ScanLaunch<T> launcher(const Step& s) {
   if constexpr (std::is_same_v<T, float>)
     return s.f32;
   else
@@ -411,7 +411,7 @@ std::string scan_note(bool inclusive) {
 
 // " u32 inclusive n=1000 rows=4 block=256": what a PASS/FAIL line names.
 template <class T>
-std::string describe(const ScanStep& s, int64_t n, bool inclusive, Tile t) {
+std::string describe(const Step& s, int64_t n, bool inclusive, Tile t) {
   std::string d = " " + scan_note<T>(inclusive) + " n=" + std::to_string(n);
   if (s.traits & kTile)
     d += " rows=" + std::to_string(t.rows) + " block=" + std::to_string(t.block);
@@ -420,7 +420,7 @@ std::string describe(const ScanStep& s, int64_t n, bool inclusive, Tile t) {
 
 // One checked run of a step: one PASS/FAIL line.
 template <class T>
-bool verify(Report& report, const ScanStep& s, const ScanData<T>& d, bool inclusive, Tile t) {
+bool verify(Report& report, const Step& s, const ScanData<T>& d, bool inclusive, Tile t) {
   d.poison();
   const int64_t tickets = launcher<T>(s)(d.call(inclusive, t));
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -431,8 +431,8 @@ bool verify(Report& report, const ScanStep& s, const ScanData<T>& d, bool inclus
 
 // One step, measured: its row (extra rows, block, items where it has a tile).
 template <class T>
-Result measure_step(Report& report, const CommonOptions& opt, const ScanStep& s,
-                    const ScanData<T>& d, bool inclusive, Tile t, Calls calls = Calls::kAlone) {
+Result measure_step(Report& report, const CommonOptions& opt, const Step& s, const ScanData<T>& d,
+                    bool inclusive, Tile t, Calls calls = Calls::kAlone) {
   int64_t tickets = 0;
   const auto run = [&] {
     for (int k = 0; k < calls_per_run(calls); ++k) tickets = launcher<T>(s)(d.call(inclusive, t));
@@ -522,7 +522,7 @@ struct ScanChapter {
   const char* program;  // "16_scan"
   const char* summary;
   const char* number;  // "16"
-  std::vector<ScanStep> steps;
+  std::vector<Step> steps;
   HostScan<uint32_t> cpu_1core_u32, cpu_all_u32;
   HostScan<float> cpu_1core_f32, cpu_all_f32;
   TileChoices tiles;
@@ -541,7 +541,7 @@ struct ScanOptions {
 // The tiles a step is checked on: its own (--tile-rows / --block where given), and in
 // the full sweep up to 1000003 elements also the tiny tile, whose many tiles work
 // the look-back hardest, and an odd one.
-inline std::vector<Tile> check_tiles(const ScanStep& s, const ScanOptions& o, int64_t n,
+inline std::vector<Tile> check_tiles(const Step& s, const ScanOptions& o, int64_t n,
                                      bool full_sweep) {
   if (!(s.traits & kTile)) return {Tile{}};
   const Tile own = pick_tile(o.rows, o.block, s.rows, o.tiles);
@@ -552,10 +552,10 @@ inline std::vector<Tile> check_tiles(const ScanStep& s, const ScanOptions& o, in
 // Every step on one size of one type, inclusive and exclusive; with --large, u32
 // inclusive and f32 exclusive only (each check reads gigabytes back).
 template <class T>
-void verify_type(Report& report, const std::vector<ScanStep>& steps, const ScanOptions& o,
-                 int64_t n, uint64_t seed, bool full_sweep) {
+void verify_type(Report& report, const std::vector<Step>& steps, const ScanOptions& o, int64_t n,
+                 uint64_t seed, bool full_sweep) {
   const ScanData<T> d(n, seed);
-  for (const ScanStep& s : steps)
+  for (const Step& s : steps)
     for (const Tile& t : check_tiles(s, o, n, full_sweep))
       for (bool inclusive : {true, false})
         if (!o.large || inclusive == std::is_same_v<T, uint32_t>)
@@ -579,7 +579,7 @@ Result measure_host(const CommonOptions& opt, const char* name, const char* role
 // The tuned step's tile: every rows x block of the sweep at n (rows "<step>-sweep",
 // role "sweep"), the fastest returned.
 template <class T>
-Tile sweep_tiles(Report& report, const CommonOptions& opt, const ScanStep& s, const ScanData<T>& d,
+Tile sweep_tiles(Report& report, const CommonOptions& opt, const Step& s, const ScanData<T>& d,
                  const TileChoices& c) {
   Tile best{s.rows, c.block};
   double best_gbps = -1;
@@ -613,10 +613,10 @@ void add_census(Report& report, Result& r, const ScanData<T>& d, int runs,
 // (each call alone, and back to back: problem "scan-latency").
 template <class T>
 void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu,
-                const std::vector<ScanStep>& steps, const ScanOptions& o, HostScan<T> one_core,
+                const std::vector<Step>& steps, const ScanOptions& o, HostScan<T> one_core,
                 HostScan<T> all_cores) {
   const bool every = o.variant == "all";
-  auto tile_of = [&](const ScanStep& s, Tile tuned) {
+  auto tile_of = [&](const Step& s, Tile tuned) {
     if (!(s.traits & kTile)) return Tile{};
     Tile t = pick_tile(o.rows, o.block, s.rows, o.tiles);
     if ((s.traits & kTuned) && o.rows.empty() && o.block.empty() && tuned.rows) t = tuned;
@@ -640,11 +640,11 @@ void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu,
                                  opt.seed, 1));
       report.add(measure_host<T>(opt, "cpu-all-cores", "cpu", all_cores, in.data(), out.data(), o.n,
                                  opt.seed, host_threads()));
-      for (const ScanStep& s : steps)
+      for (const Step& s : steps)
         if ((s.traits & kTuned) && o.rows.empty() && o.block.empty())
           tuned = sweep_tiles<T>(report, opt, s, d, o.tiles);
     }
-    for (const ScanStep& s : steps) {
+    for (const Step& s : steps) {
       const Tile t = tile_of(s, tuned);
       Result r = measure_step<T>(report, opt, s, d, true, t);
       add_census<T>(report, r, d, s.traits & kSlow ? kSlowCensusRuns : kCensusRuns,
@@ -652,7 +652,7 @@ void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu,
       report.add(r);
     }
     report.add(measure_cub<T>(report, opt, d, false));
-    for (const ScanStep& s : steps)
+    for (const Step& s : steps)
       if (s.traits & kGoal)
         report.add(measure_step<T>(report, opt, s, d, false, tile_of(s, tuned)));
   }
@@ -662,7 +662,7 @@ void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu,
           .empty()) {
     const ScanData<T> d(kBigN, opt.seed);
     report.add(measure_cub<T>(report, opt, d, true));
-    for (const ScanStep& s : steps)
+    for (const Step& s : steps)
       if (s.traits & kGoal) report.add(measure_step<T>(report, opt, s, d, true, tile_of(s, tuned)));
   } else {
     report.note("no 2^30 rows: they need " + std::to_string(need / 1e9) + " GB of device memory");
@@ -670,7 +670,7 @@ void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu,
   const ScanData<T> d(kLatencyN, opt.seed);
   for (Calls calls : {Calls::kAlone, Calls::kBackToBack}) {
     std::vector<Result> rows = {measure_cub<T>(report, opt, d, true, calls)};
-    for (const ScanStep& s : steps)
+    for (const Step& s : steps)
       if (s.traits & kGoal)
         rows.push_back(measure_step<T>(report, opt, s, d, true, tile_of(s, tuned), calls));
     for (Result& r : rows) {
@@ -692,7 +692,7 @@ inline int run_scan_chapter(int argc, char** argv, const ScanChapter& ch) {
   Cli cli(ch.program, ch.summary);
   cli.add_int("--n", &o.n, 1, kMaxElements, "elements to scan");
   std::vector<std::string> names, variants = {"all"};
-  for (const ScanStep& s : ch.steps) names.push_back(s.name), variants.push_back(s.name);
+  for (const Step& s : ch.steps) names.push_back(s.name), variants.push_back(s.name);
   cli.add_choice("--variant", &o.variant, variants, "the step(s) to run");
   cli.add_choice("--type", &o.type, {"all", "u32", "f32"}, "the element type(s)");
   add_tile_options(cli, &o.rows, &o.block, ch.tiles);
@@ -702,8 +702,8 @@ inline int run_scan_chapter(int argc, char** argv, const ScanChapter& ch) {
   const CommonOptions opt = cli.parse_or_exit(argc, argv);
   const Gpu gpu = start_gpu(opt);
   Report report(opt, gpu.copy_gbps, ch.number, "scan");
-  std::vector<ScanStep> steps;
-  for (const ScanStep& s : ch.steps)
+  std::vector<Step> steps;
+  for (const Step& s : ch.steps)
     if (o.variant == "all" || o.variant == s.name) steps.push_back(s);
   const bool u32 = o.type != "f32", f32 = o.type != "u32";
   if (opt.verify_only) {

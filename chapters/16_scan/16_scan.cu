@@ -123,7 +123,7 @@ void cpu_scan_all_cores(const T* in, T* out, int64_t n, bool inclusive) {
 }
 
 // The version table.
-const std::vector<sc::ScanStep> kSteps = {
+const std::vector<sc::Step> kSteps = {
     {"hillis-steele", launch_hillis_steele<uint32_t>, launch_hillis_steele<float>,
      depth_hillis_steele},
     {"blelloch", launch_blelloch<uint32_t>, launch_blelloch<float>, depth_blelloch},

@@ -44,12 +44,11 @@ constexpr double kSweepKeep = 0.5;              // the ratio the tile sweep runs
 const std::vector<double> kCheckKeeps = {0.0, 0.01, 0.5, 0.99, 1.0};
 
 // The version table: name, launcher (returns the tickets its kernels draw).
-struct CompactStep {
+struct Step {
   const char* name;
   int64_t (*launch)(const CompactCall&);
 };
-const std::vector<CompactStep> kSteps = {{"three-pass", launch_three_pass},
-                                         {"one-pass", launch_one_pass}};
+const std::vector<Step> kSteps = {{"three-pass", launch_three_pass}, {"one-pass", launch_one_pass}};
 
 // --- the program ------------------------------------------------------------------------------
 
@@ -61,7 +60,7 @@ std::string keep_note(double keep) {
 
 // One row: the step (or CUB, step == nullptr), measured at `keep`. Bytes: the n
 // elements read, the kept ones written, the count.
-sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const CompactStep* step,
+sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const Step* step,
                    const CompactData& d, double keep, sc::Tile t) {
   const KeepBelow k = keep_below(keep);
   int64_t tickets = 0;
@@ -99,7 +98,7 @@ int main(int argc, char** argv) {
   cli.add_int("--n", &n, 1, sw::kMaxElements, "elements of the input");
   cli.add_number("--keep", &keep, 0.0, 1.0, "the fraction kept: x is kept when x < keep * 2^32");
   std::vector<std::string> names, variants = {"all"};
-  for (const CompactStep& s : kSteps) names.push_back(s.name), variants.push_back(s.name);
+  for (const Step& s : kSteps) names.push_back(s.name), variants.push_back(s.name);
   cli.add_choice("--variant", &variant, variants, "the step(s) to run");
   sc::add_tile_options(cli, &rows, &block, tiles);
   cli.add_flag("--large", &large, "with --verify-only: sizes above 2^31 and 2^32 (64-bit offsets)");
@@ -107,8 +106,8 @@ int main(int argc, char** argv) {
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
   const sw::Gpu gpu = sw::start_gpu(opt);
   sw::Report report(opt, gpu.copy_gbps, "17", "compact");
-  std::vector<CompactStep> steps;
-  for (const CompactStep& s : kSteps)
+  std::vector<Step> steps;
+  for (const Step& s : kSteps)
     if (variant == "all" || variant == s.name) steps.push_back(s);
   constexpr double kBytesPerElement = 8 + 8.0 / 64 + 8.0 / 128;  // in, out, scratch, state
   const std::vector<double> keeps =
@@ -123,7 +122,7 @@ int main(int argc, char** argv) {
                      kBytesPerElement);
     for (int64_t size : sizes) {
       const CompactData d(size, opt.seed);
-      for (const CompactStep& s : steps) {
+      for (const Step& s : steps) {
         std::vector<sc::Tile> ts = {sc::pick_tile(rows, block, ch16::kDefaultRows, tiles)};
         if (!large && !n_given && rows.empty() && block.empty() && size <= sc::kTinyTileMaxN)
           ts.insert(ts.end(), {{1, 32}, {2, 64}});
@@ -164,7 +163,7 @@ int main(int argc, char** argv) {
   for (double k : keep >= 0 ? std::vector<double>{keep}
                             : std::vector<double>(std::begin(kKeeps), std::end(kKeeps))) {
     report.add(measure(report, opt, nullptr, d, k, {}));
-    for (const CompactStep& s : steps) report.add(measure(report, opt, &s, d, k, tuned));
+    for (const Step& s : steps) report.add(measure(report, opt, &s, d, k, tuned));
   }
   return report.exit_code();
 }

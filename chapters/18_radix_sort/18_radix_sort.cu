@@ -155,8 +155,8 @@ PassBuffers pass_buffers(const ch18::SortCall& c, int p) {
 
 namespace {
 
-const std::vector<ch18::SortStep> kSteps = {{"three-kernel", launch_three_kernel},
-                                            {"onesweep", launch_onesweep}};
+const std::vector<ch18::Step> kSteps = {{"three-kernel", launch_three_kernel},
+                                        {"onesweep", launch_onesweep}};
 
 }  // namespace
 
@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
   cli.add_choice("--sort", &keys, {"both", "keys", "pairs"},
                  "keys alone, key-value pairs, or both");
   std::vector<std::string> names, variants = {"all"};
-  for (const ch18::SortStep& s : kSteps) names.push_back(s.name), variants.push_back(s.name);
+  for (const ch18::Step& s : kSteps) names.push_back(s.name), variants.push_back(s.name);
   cli.add_choice("--variant", &variant, variants, "the step(s) to run");
   sc::add_tile_options(cli, &rows, &block, tiles);
   cli.add_flag("--large", &large, "with --verify-only: 2^31 + 17 keys (64-bit offsets)");
@@ -189,8 +189,8 @@ int main(int argc, char** argv) {
   }
   const sw::Gpu gpu = sw::start_gpu(opt);
   sw::Report report(opt, gpu.copy_gbps, "18", "sort-keys");
-  std::vector<ch18::SortStep> steps;
-  for (const ch18::SortStep& s : kSteps)
+  std::vector<ch18::Step> steps;
+  for (const ch18::Step& s : kSteps)
     if (variant == "all" || variant == s.name) steps.push_back(s);
   std::vector<bool> kinds;
   if (keys != "pairs") kinds.push_back(false);
@@ -247,8 +247,7 @@ int main(int argc, char** argv) {
           }
       }
       report.add(ch18::measure(report, opt, nullptr, d, ref, {}));
-      for (const ch18::SortStep& s : steps)
-        report.add(ch18::measure(report, opt, &s, d, ref, tuned));
+      for (const ch18::Step& s : steps) report.add(ch18::measure(report, opt, &s, d, ref, tuned));
     }
   }
   return report.exit_code();

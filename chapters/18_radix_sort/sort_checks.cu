@@ -163,7 +163,7 @@ sw::scan::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref
   return v;
 }
 
-sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const SortStep* step,
+sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const Step* step,
                    const SortData& d, const std::vector<uint64_t>& ref, sw::scan::Tile t) {
   int64_t tickets = 0;
   const CubSort cub(d);
@@ -185,14 +185,14 @@ sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const SortS
   return r;
 }
 
-void verify(sw::Report& report, const std::vector<SortStep>& steps, int64_t n,
+void verify(sw::Report& report, const std::vector<Step>& steps, int64_t n,
             const std::vector<Keys>& patterns, const std::vector<bool>& kinds, sw::scan::Tile t,
             uint64_t seed) {
   for (Keys pattern : patterns) {
     const std::vector<uint64_t> ref = reference_sort(pattern, seed, n);
     for (bool pairs : kinds) {
       const SortData d(n, pairs, pattern, seed);
-      for (const SortStep& s : steps) {
+      for (const Step& s : steps) {
         d.poison();
         const int64_t tickets = s.launch(d.call(t));
         CUDA_CHECK(cudaDeviceSynchronize());

@@ -61,7 +61,7 @@ struct SortCall {
 };
 using SortLaunch = int64_t (*)(const SortCall&);  // returns the tickets of its last launch
 
-struct SortStep {
+struct Step {
   const char* name;
   SortLaunch launch;
 };
@@ -94,12 +94,12 @@ sw::scan::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref
 
 // One row: the step, or CUB (step == nullptr), on d against ref. Bytes: one read and
 // one write of every key (and value); extra gkeys_s: keys (or pairs) per ns.
-sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const SortStep* step,
+sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const Step* step,
                    const SortData& d, const std::vector<uint64_t>& ref, sw::scan::Tile t);
 
 // --verify-only at one size: every step on every pattern, keys and (or) pairs, at
 // tile `t`: one PASS/FAIL line each.
-void verify(sw::Report& report, const std::vector<SortStep>& steps, int64_t n,
+void verify(sw::Report& report, const std::vector<Step>& steps, int64_t n,
             const std::vector<Keys>& patterns, const std::vector<bool>& kinds, sw::scan::Tile t,
             uint64_t seed);
 
