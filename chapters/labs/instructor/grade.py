@@ -304,8 +304,8 @@ class Grader:
                 key = self.code_key(sub, task) if self.reuse else id((sub, task))
                 groups.setdefault(key, []).append((sub, task))
             with concurrent.futures.ThreadPoolExecutor(max(1, self.a.parallel)) as pool:
-                for (sub, task), res in pool.map(one, [members[0] for members in groups.values()]):
-                    members = next(m for m in groups.values() if m[0] == (sub, task))
+                for members, ((sub, task), res) in zip(groups.values(),
+                                                       pool.map(one, [m[0] for m in groups.values()])):
                     for other, t in members:
                         copy = dataclasses.replace(res, sources=regions.sources_digest(other, t))
                         results[(other.name, t.id)] = copy
