@@ -225,8 +225,11 @@ TASKS += [
                  "Five steps of distances 1, 2, 4, 8 and 16 with __shfl_up_sync and the full mask kFullMask; "
                  "a lane below the distance has nothing to add (the shuffle hands it back its own value).",
                  stub="return v;")],
-         [Check("16_scan", ["warp-shuffle", "reduce-then-scan", "decoupled-lookback", "lookback-vec"],
-                time_args=["--variant", "warp-shuffle", "--type", "u32"])],
+         # Only the steps without a look-back: a wrong warp scan inside a look-back can spin
+         # forever (TIMEOUT), and a look-back step would run the lookback task's code too.
+         [Check("16_scan", ["warp-shuffle"], args=["--variant", "warp-shuffle"],
+                time_args=["--variant", "warp-shuffle", "--type", "u32"]),
+          Check("16_scan", ["reduce-then-scan"], args=["--variant", "reduce-then-scan"])],
          size="--n", unit=1024, small=["--n", "1000"], races=True, tolerance=SCAN_TOLERANCE),
     Task("lookback", "scan", "The look-back: tickets and one-word status",
          [Region(SCAN_LOOKBACK_H,

@@ -39,7 +39,7 @@ MISTAKES = {
                 "", "FAIL", "race", "5"),
         Mistake("dropped-tail", CH02, "if (tid < offset && tid + offset < count)", "if (tid < offset)", "FAIL", "", "6"),
         Mistake("stops-one-level-early", CH02, "offset > 0; offset /= 2", "offset > 1; offset /= 2", "FAIL",
-                "every size"),
+                "fails at --n"),  # n = 1 needs no level: it passes
     ],
     "shared-tree": [
         Mistake("missing-barrier", CH03, "    __syncthreads();\n  }\n", "  }\n", "FAIL", "race", "5"),
@@ -49,7 +49,7 @@ MISTAKES = {
                 "if (tid < stride) {\n      s[tid] += s[tid + stride];\n      __syncthreads();\n    }", "FAIL",
                 "barrier-in-branch", static="barrier-in-branch"),
         Mistake("stops-one-level-early", CH03, "stride > 0; stride /= 2", "stride > 1; stride /= 2", "FAIL",
-                "every size"),
+                "fails at --n"),  # n = 1 needs no level: it passes
         Mistake("another-correct-order", CH03,
                 "for (int stride = kBlock / 2; stride > 0; stride /= 2) {\n    if (tid < stride) s[tid] += s[tid + stride];",
                 "for (int stride = 1; stride < kBlock; stride *= 2) {\n    if (tid % (2 * stride) == 0) s[tid] += s[tid + stride];",
@@ -182,8 +182,8 @@ MISTAKES.update({
     "digit-scatter": [
         Mistake("lanes-backwards", CH18, "const unsigned below = __popc(same & ((1u << lane) - 1));",
                 "const unsigned below = __popc(same >> lane) - 1;", "FAIL", "", "5"),
-        Mistake("forgets-earlier-rows", CH18, "  return base + below;\n", "  return below;\n", "FAIL"),
+        Mistake("forgets-earlier-rows", CH18, "  return base + below;\n", "  return below;\n", "FAIL|CRASH"),
         Mistake("seven-bit-match", CH18, "for (int b = 0; b < kDigitBits; ++b)", "for (int b = 0; b < kDigitBits - 1; ++b)",
-                "FAIL"),
+                "FAIL|CRASH"),
     ],
 })
