@@ -1,6 +1,6 @@
 // Host-side harness of the reduction chapters (02-06). A chapter writes its
 // kernels and, right under each, a plain launcher of one whole sum; it lists them
-// in a version table of Steps; the harness does the rest: the input and its CPU
+// in a step table of Steps; the harness does the rest: the input and its CPU
 // reference, the buffers every launch writes into, poisoning, the checks, the
 // timing, CUB as the vendor line and chapter 01's 1.23 precision lesson.
 //
@@ -11,6 +11,11 @@
 //     rd::Chapter ch{"03_reduce_shared", "one-line summary", "03", kSteps};
 //     return rd::run_chapter(argc, argv, ch);
 //   }
+//
+// The timed callable calls the launcher, and the launcher holds the <<<>>>:
+//   time_gpu(opt, [&] { step.launch(sum); }, before);   // measure(): 1
+//   void launch_sequential(const rd::Sum& s) { ... reduce_sequential<<<...>>>(...); }  // 2
+// (with --graded-timing, time_graded calls the same callable).
 //
 // Chapters whose host code is the lesson (04's block sizes; 06's sweeps, census
 // and small sums) write a short main from the same parts: make_cli and start,
@@ -54,8 +59,7 @@ constexpr int kMaxBlocksPerSm = 64;          // chapter 06's --blocks-per-sm ran
 constexpr int64_t kLessonCount = 100000000;  // chapter 01's lesson: 1e8 copies of 1.23f
 constexpr float kLessonValue = 1.23f;
 constexpr int kLessonReps = 3;
-constexpr int kSweepReps = 10;    // sweeps: fewer timed runs per point
-constexpr int kCallsPerRun = 10;  // back-to-back and graph timing: calls per timed run
+constexpr int kSweepReps = 10;  // sweeps: fewer timed runs per point
 // Device memory per float summed: the input, block sums of one per 32 floats and
 // the next pass's, one per 1024 (see Sum).
 constexpr double kBytesPerFloat = sizeof(float) * (1.0 + 1.0 / 32 + 1.0 / 1024);
@@ -75,30 +79,26 @@ inline std::vector<int64_t> large_sizes() {
 // Every power-of-two block size from one warp to the hardware limit.
 inline std::vector<int> block_sizes() { return {32, 64, 128, 256, 512, 1024}; }
 
-// Calls f(std::integral_constant<int, B>{}) for the run-time block size B, so a
-// kernel templated on its block size can be launched from a command-line value:
-// inside f, `b` converts to B as a compile-time constant (reduce_shuffle<b>).
-template <class F>
-void dispatch_block(int block, F&& f) {
+// The kernel for the run-time block size B: pick(std::integral_constant<int, B>{}),
+// so that a kernel templated on its block size can be launched from a
+// command-line value. Inside pick, `b` converts to B as a compile-time constant:
+//   const auto kernel = rd::kernel_for_block(s.block, [](auto b) { return reduce_shuffle<b>; });
+//   kernel<<<grid, s.block>>>(...);   // in the launcher, beside its grid
+template <class Pick>
+auto kernel_for_block(int block, Pick pick) -> decltype(pick(std::integral_constant<int, 32>{})) {
   switch (block) {
     case 32:
-      f(std::integral_constant<int, 32>{});
-      break;
+      return pick(std::integral_constant<int, 32>{});
     case 64:
-      f(std::integral_constant<int, 64>{});
-      break;
+      return pick(std::integral_constant<int, 64>{});
     case 128:
-      f(std::integral_constant<int, 128>{});
-      break;
+      return pick(std::integral_constant<int, 128>{});
     case 256:
-      f(std::integral_constant<int, 256>{});
-      break;
+      return pick(std::integral_constant<int, 256>{});
     case 512:
-      f(std::integral_constant<int, 512>{});
-      break;
+      return pick(std::integral_constant<int, 512>{});
     case 1024:
-      f(std::integral_constant<int, 1024>{});
-      break;
+      return pick(std::integral_constant<int, 1024>{});
     default:
       std::fprintf(stderr, "error: no kernel for block size %d\n", block);
       std::exit(kExitFailed);
@@ -132,6 +132,8 @@ struct Sum {
   float* out;            // a finish on the GPU leaves the sum here
   double* host_out;      // a finish on the host leaves it here (kFinishOnHost)
   unsigned* ticket;      // a counter: 0 before every launch, and the launch leaves it 0
+  void* cub_temp;        // CUB's temporary storage, cub_temp_bytes of it (launch_cub)
+  size_t cub_temp_bytes;
 };
 
 using Launch = void (*)(const Sum&);  // every launch of one whole sum, each checked
@@ -144,7 +146,7 @@ enum : unsigned {
   kFinishOnHost = 4,     // the sum ends in *host_out, not in out
 };
 
-// One row of a chapter's version table.
+// One row of a chapter's step table.
 struct Step {
   const char* name;  // the row's name; its launcher is launch_<name>
   Launch launch;
@@ -208,6 +210,8 @@ struct Input {
       0;  // device_digest of x as written: a step that writes into x is caught
   DeviceBuffer<float> x, partials, partials2, out;
   DeviceBuffer<unsigned> ticket;
+  DeviceBuffer<unsigned char> cub_temp;  // CUB's temporary storage for a sum of x (launch_cub)
+  size_t cub_temp_bytes = 0;
   std::unique_ptr<float[]> host_partials;
   std::unique_ptr<double> host_out;
 
@@ -219,6 +223,8 @@ struct Input {
     out.allocate(1);
     ticket.allocate(1);
     CUDA_CHECK(cudaMemset(ticket.get(), 0, sizeof(unsigned)));
+    CUDA_CHECK(cub_sum(nullptr, cub_temp_bytes, x.get(), out.get(), n));  // its size only
+    cub_temp.allocate(static_cast<int64_t>(std::max<size_t>(cub_temp_bytes, 1)));
     host_partials.reset(new float[ceil_div(n, 32)]);  // not touched unless a step uses it
     host_out.reset(new double(NAN));
   }
@@ -243,7 +249,8 @@ struct Input {
             stream,          partials.get(),
             partials2.get(), host_partials.get(),
             out.get(),       host_out.get(),
-            ticket.get()};
+            ticket.get(),    cub_temp.get(),
+            cub_temp_bytes};
   }
   // Every output a step may write (never the ticket: a launch must find it 0).
   void poison() const {
@@ -363,71 +370,6 @@ inline int count_distinct(const Step& step, const Input& in, const Config& c, in
 
 // --- timing -----------------------------------------------------------------------------
 
-// How one sum is timed. kAlone: one call per timed run (common/gpu_timer.h: the
-// stream drains between runs, so each includes the launch latency). kBackToBack:
-// kCallsPerRun calls in a row between one pair of events, time / kCallsPerRun.
-// kGraph: the same calls captured once into a CUDA graph, one graph launch per
-// timed run, time / kCallsPerRun.
-enum class Mode { kAlone, kBackToBack, kGraph };
-
-static_assert(kCallsPerRun == 10, "mode_name says graph-of-10");
-inline const char* mode_name(Mode mode) {
-  switch (mode) {
-    case Mode::kBackToBack:
-      return "back-to-back";
-    case Mode::kGraph:
-      return "graph-of-10";
-    default:
-      return "alone";
-  }
-}
-
-// A debug build's CHECK_LAUNCH synchronizes, which a stream capture forbids.
-#ifdef NDEBUG
-constexpr bool kGraphsWork = true;
-#else
-constexpr bool kGraphsWork = false;
-#endif
-
-// One timed run in a Mode; call(stream) makes one call. A graph is captured on a
-// stream of its own and launched on the default stream, where gpu_timer.h's
-// events are.
-template <class Call>
-class Runs {
- public:
-  Runs(Mode mode, Call call) : mode_(mode), call_(call) {
-    if (mode != Mode::kGraph) return;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
-    for (int i = 0; i < kCallsPerRun; ++i) call_(stream_);
-    cudaGraph_t graph = nullptr;
-    CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-    CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
-    CUDA_CHECK(cudaGraphDestroy(graph));
-  }
-  ~Runs() {
-    if (exec_) cudaGraphExecDestroy(exec_);
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-  Runs(const Runs&) = delete;
-  Runs& operator=(const Runs&) = delete;
-
-  void operator()() const {
-    if (mode_ == Mode::kGraph) {
-      CUDA_CHECK(cudaGraphLaunch(exec_, nullptr));
-      return;
-    }
-    for (int i = 0; i < calls(); ++i) call_(nullptr);
-  }
-  int calls() const { return mode_ == Mode::kAlone ? 1 : kCallsPerRun; }
-
- private:
-  Mode mode_;
-  Call call_;
-  cudaStream_t stream_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
-
 // A timing of whole runs as the time of one call.
 inline Timing per_call(Timing t, int calls) {
   t.ms_median /= calls;
@@ -443,23 +385,25 @@ inline CommonOptions sweep_options(const CommonOptions& opt) {
 }
 
 // The protocol of every measurement: poison, one run, check; time; check the last
-// timed result again (bit for bit against the first when same_bits). `last`, if
-// given, receives the last result. Bytes: the input read once, the sum written once.
-template <class Call, class Before, class Read>
-Result measure_calls(const CommonOptions& opt, Mode mode, const Input& in, const std::string& name,
-                     int64_t depth, bool same_bits_required, Call call, Before before, Read read,
-                     double* last = nullptr) {
-  const Runs<Call> runs(mode, call);
+// timed result again (bit for bit against the first when same_bits). `run` is the
+// timed callable that time_gpu (or, with --graded-timing, time_graded) calls: one
+// timed run, `calls` sums; the row's time is per sum. A graded timing checks every
+// call, so it applies to runs of one sum. `last`, if given, receives the last
+// result. Bytes: the input read once, the sum written once.
+template <class Run, class Before, class Read>
+Result checked_timing(const CommonOptions& opt, const Input& in, const std::string& name,
+                      int64_t depth, bool same_bits_required, int calls, Run run, Before before,
+                      Read read, double* last = nullptr) {
   before();
   in.poison();
-  runs();
+  run();
   CUDA_CHECK(cudaDeviceSynchronize());
   const double first = read();
   const SumCheck c_first = check_sum(first, in.ref, in.abs_sum, depth, in.n);
-  if (opt.graded_timing && mode == Mode::kAlone) {  // new data and a check for every call
+  if (opt.graded_timing && calls == 1) {  // new data and a check for every call
     const uint64_t seed = in.seed;
     const GradedTiming g = time_graded(
-        opt, runs,
+        opt, run,
         [&](int k) {
           in.reseed(graded_seed(seed, k));
           before();
@@ -472,7 +416,7 @@ Result measure_calls(const CommonOptions& opt, Mode mode, const Input& in, const
     if (last) *last = first;
     return r;
   }
-  const Timing t = per_call(time_gpu(opt, runs, before), runs.calls());
+  const Timing t = per_call(time_gpu(opt, run, before), calls);
   const double final_value = read();
   const SumCheck c_last = check_sum(final_value, in.ref, in.abs_sum, depth, in.n);
   const bool ok = c_first.ok && c_last.ok && (!same_bits_required || same_bits(first, final_value));
@@ -482,25 +426,36 @@ Result measure_calls(const CommonOptions& opt, Mode mode, const Input& in, const
   return r;
 }
 
-// One step, measured (not yet reported): its row with extra block, blocks_per_sm
-// and rel_error. The chapter may rename it, change its role, note or problem.
-inline Result measure(const CommonOptions& opt, const Step& step, const Input& in, const Config& c,
-                      Mode mode = Mode::kAlone, double* last = nullptr) {
-  if ((step.traits & kOverwritesInput) && mode != Mode::kAlone) {
+// One step, measured (not yet reported), with the timed callable given: `run` makes
+// `calls` sums of the step (chapter 06 times ten back to back, or a CUDA graph of
+// them). Its row has extra block, blocks_per_sm and rel_error; the chapter may
+// rename it, change its role, note or problem.
+template <class Run>
+Result measure_runs(const CommonOptions& opt, const Step& step, const Input& in, const Config& c,
+                    int calls, Run run, double* last = nullptr) {
+  if ((step.traits & kOverwritesInput) && calls != 1) {
     std::fprintf(stderr, "error: %s overwrites its input: it can only be timed alone\n", step.name);
     std::exit(kExitFailed);
   }
-  const auto call = [&](cudaStream_t stream) { step.launch(in.sum(c, stream)); };
   const auto before = [&] {
     if (step.traits & kOverwritesInput) in.refill();
   };
   const auto read = [&] { return in.result(step); };
-  Result r = measure_calls(opt, mode, in, step.name, step.depth(in.sum(c)), step.traits & kSameBits,
-                           call, before, read, last);
+  Result r = checked_timing(opt, in, step.name, step.depth(in.sum(c)), step.traits & kSameBits,
+                            calls, run, before, read, last);
   r.role = step.role;
   r.extra["block"] = c.block;
   if (c.blocks_per_sm) r.extra["blocks_per_sm"] = c.blocks_per_sm;
   return r;
+}
+
+// One step, measured: the timed callable calls the step's launcher, which holds
+// its <<<>>> (time_gpu -> this lambda -> launch_<step> -> <<<>>>).
+inline Result measure(const CommonOptions& opt, const Step& step, const Input& in, const Config& c,
+                      double* last = nullptr) {
+  const Sum sum = in.sum(c);
+  return measure_runs(
+      opt, step, in, c, 1, [&] { step.launch(sum); }, last);
 }
 
 // measure(), then the row goes into the report.
@@ -511,36 +466,36 @@ inline Result bench(const CommonOptions& opt, Report& report, const Step& step, 
   return r;
 }
 
-// The time of one call of launch(stream), which computes nothing: a row of n 0 and
-// no bytes, always ok. (Chapter 06's empty kernel: the floor of every small sum.)
-inline Result time_launch(const CommonOptions& opt, const std::string& name,
-                          void (*launch)(cudaStream_t), Mode mode) {
-  const Runs<void (*)(cudaStream_t)> runs(mode, launch);
-  const Timing t = per_call(time_gpu(opt, runs), runs.calls());
-  return Result{name, 0, 0.0, t, true};
-}
-
 // --- the vendor line ------------------------------------------------------------------
 
-// cub::DeviceReduce::Sum into the input's `out`, with its temporary storage
-// allocated here, outside the timing; role "vendor".
+// The vendor row's launcher: cub::DeviceReduce::Sum (common/cub_calls.h) of x into
+// s.out, in the temporary storage that Input allocated, outside the timing.
+inline void launch_cub(const Sum& s) {
+  size_t temp_bytes = s.cub_temp_bytes;
+  CUDA_CHECK(cub_sum(s.cub_temp, temp_bytes, s.x, s.out, s.n, s.stream));
+}
+
+// CUB, measured as measure_runs measures a step, role "vendor": `run` makes `calls`
+// sums of launch_cub.
 //
 // CUB does not document its order of additions. The bound assumes what CUB
 // does: a grid of at least one 128-thread block per SM, each thread adding its
 // items in sequence, then trees of fewer than 64 levels.
-inline Result measure_cub(const CommonOptions& opt, const Input& in, Mode mode = Mode::kAlone) {
-  size_t temp_bytes = 0;
-  CUDA_CHECK(cub_sum(nullptr, temp_bytes, in.x.get(), in.out.get(), in.n));
-  const DeviceBuffer<unsigned char> temp(static_cast<int64_t>(std::max<size_t>(temp_bytes, 1)));
-  const auto call = [&](cudaStream_t stream) {
-    CUDA_CHECK(cub_sum(temp.get(), temp_bytes, in.x.get(), in.out.get(), in.n, stream));
-  };
+template <class Run>
+Result measure_cub_runs(const CommonOptions& opt, const Input& in, int calls, Run run) {
   const auto read = [&] { return static_cast<double>(sw::read(in.out.get())); };
   const int64_t depth = ceil_div(in.n, int64_t{128} * std::max(sm_count(), 1)) + 64;
-  Result r = measure_calls(
-      opt, mode, in, "cub", depth, false, call, [] {}, read);
+  Result r = checked_timing(
+      opt, in, "cub", depth, false, calls, run, [] {}, read);
   r.role = "vendor";
   return r;
+}
+
+// CUB, measured: the timed callable calls launch_cub (time_gpu -> this lambda ->
+// launch_cub -> cub::DeviceReduce::Sum).
+inline Result measure_cub(const CommonOptions& opt, const Input& in) {
+  const Sum sum = in.sum({});
+  return measure_cub_runs(opt, in, 1, [&] { launch_cub(sum); });
 }
 
 inline Result bench_cub(const CommonOptions& opt, Report& report, const Input& in) {
@@ -560,7 +515,7 @@ inline Result lesson(const CommonOptions& opt, Report& report, const Step& step,
   few.reps = std::min(opt.reps, kLessonReps);
   few.warmup = std::min(opt.warmup, 1);
   double value = 0;
-  Result r = measure(few, step, in, c, Mode::kAlone, &value);
+  Result r = measure(few, step, in, c, &value);
   r.role = "lesson";
   r.problem = "sum-of-1.23";
   r.note = "1e8 x 1.23";
@@ -610,10 +565,7 @@ __global__ void negate_last(float* x, int64_t n) { x[n - 1] = -x[n - 1]; }
 inline void launch_never_writes(const Sum&) {}
 
 inline void launch_writes_input_tail(const Sum& s) {
-  size_t temp_bytes = 0;
-  CUDA_CHECK(cub_sum(nullptr, temp_bytes, s.x, s.out, s.n, s.stream));
-  const DeviceBuffer<unsigned char> temp(static_cast<int64_t>(std::max<size_t>(temp_bytes, 1)));
-  CUDA_CHECK(cub_sum(temp.get(), temp_bytes, s.x, s.out, s.n, s.stream));
+  launch_cub(s);
   negate_last<<<1, 1, 0, s.stream>>>(s.x, s.n);
   CHECK_LAUNCH();
 }

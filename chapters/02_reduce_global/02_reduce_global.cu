@@ -62,7 +62,7 @@ void launch_global_in_place(const rd::Sum& s) {
 // one more float level would (block sums number at most 2^27 << 2^29).
 int64_t depth_global_in_place(const rd::Sum& s) { return sw::ceil_log2(s.block) + 1; }
 
-// The version table: one step. Its tree writes over x (the harness restores x
+// The step table: one step. Its tree writes over x (the harness restores x
 // before every run, outside the timing) and its sum ends on the host.
 const std::vector<rd::Step> kSteps = {
     {"global-in-place", launch_global_in_place, depth_global_in_place, "step",

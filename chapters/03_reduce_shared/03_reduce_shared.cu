@@ -4,8 +4,9 @@
 //                once (zeros pad the last block), sums them there, and writes one
 //                value; the input is no longer overwritten. The block sums are
 //                summed by launching the same kernel again until one value is
-//                left (launch_passes, in multi_pass.cuh), so the whole sum stays
-//                on the GPU. Three addressing schemes of the tree, one run:
+//                left (each launcher's loop over ch03::Pass, in multi_pass.cuh),
+//                so the whole sum stays on the GPU. Three addressing schemes of
+//                the tree, one run:
 //   interleaved-modulo   thread t works when t % (2*stride) == 0: the working
 //                        threads are scattered over every warp, so warps diverge,
 //                        and % costs a dozen integer instructions.
@@ -25,9 +26,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/check.h"
 #include "common/reduce_harness.h"
 #include "common/verify.h"
-#include "multi_pass.cuh"  // launch_passes: this chapter's finish, reused by 04 and 05
+#include "multi_pass.cuh"  // Pass: this chapter's finish, reused by 04 and 05
 
 namespace {
 
@@ -91,22 +93,31 @@ __global__ void reduce_sequential(const float* x, float* out, int64_t n) {
 }
 
 // --- the whole sum: the kernel over x, then over its block sums, until one is left ---------
+// kBlock threads per block, one float each.
 
 void launch_interleaved_modulo(const rd::Sum& s) {
-  ch03::launch_passes(s, reduce_interleaved_modulo, kBlock,
-                      kBlock);  // kBlock threads, one float each
+  for (ch03::Pass p(s, kBlock); !p.done(); p.next()) {
+    reduce_interleaved_modulo<<<rd::grid_size(p.blocks), kBlock>>>(p.in, p.out, p.count);
+    CHECK_LAUNCH();
+  }
 }
 void launch_interleaved_strided(const rd::Sum& s) {
-  ch03::launch_passes(s, reduce_interleaved_strided, kBlock, kBlock);
+  for (ch03::Pass p(s, kBlock); !p.done(); p.next()) {
+    reduce_interleaved_strided<<<rd::grid_size(p.blocks), kBlock>>>(p.in, p.out, p.count);
+    CHECK_LAUNCH();
+  }
 }
 void launch_sequential(const rd::Sum& s) {
-  ch03::launch_passes(s, reduce_sequential, kBlock, kBlock);
+  for (ch03::Pass p(s, kBlock); !p.done(); p.next()) {
+    reduce_sequential<<<rd::grid_size(p.blocks), kBlock>>>(p.in, p.out, p.count);
+    CHECK_LAUNCH();
+  }
 }
 
 // Every pass is a tree of log2(kBlock) levels.
 int64_t depth_shared(const rd::Sum& s) { return ch03::passes(s.n, kBlock) * sw::ceil_log2(kBlock); }
 
-// The version table; the lesson runs on the last step.
+// The step table; the lesson runs on the last step.
 const std::vector<rd::Step> kSteps = {
     {"interleaved-modulo", launch_interleaved_modulo, depth_shared},
     {"interleaved-strided", launch_interleaved_strided, depth_shared},

@@ -11,7 +11,8 @@
 //                read and write it are identical. The measured ratio should be
 //                1.00 within noise.
 // What it buys:  one binary tries every block size: the sweep below.
-// The finish:    unchanged: chapter 03's launch_passes, again over the block sums.
+// The finish:    unchanged: chapter 03's passes (ch03::Pass), again over the block
+//                sums.
 // Bottleneck:    as in chapter 03: the tree's idle threads, its __syncthreads
 //                per level and the loop overhead.
 // Steps:         static-shared, dynamic-shared
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "chapters/03_reduce_shared/multi_pass.cuh"  // chapter 03's finish: launch again over the block sums
+#include "common/check.h"
 #include "common/reduce_harness.h"
 #include "common/verify.h"
 
@@ -64,15 +66,21 @@ __global__ void reduce_dynamic_shared(const float* x, float* out, int64_t n) {
   sequential_tree(s, blockDim.x, x, out, n);
 }
 
-// --- the whole sum (chapter 03's launch_passes) --------------------------------------------
+// --- the whole sum: chapter 03's passes --------------------------------------------------
 
 void launch_static_shared(const rd::Sum& s) {
-  ch03::launch_passes(s, reduce_static_shared, kStaticBlock, kStaticBlock);
+  for (ch03::Pass p(s, kStaticBlock); !p.done(); p.next()) {
+    reduce_static_shared<<<rd::grid_size(p.blocks), kStaticBlock>>>(p.in, p.out, p.count);
+    CHECK_LAUNCH();
+  }
 }
 
 void launch_dynamic_shared(const rd::Sum& s) {
   const size_t shared_bytes = s.block * sizeof(float);  // the third <<<>>> argument
-  ch03::launch_passes(s, reduce_dynamic_shared, s.block, s.block, shared_bytes);
+  for (ch03::Pass p(s, s.block); !p.done(); p.next()) {
+    reduce_dynamic_shared<<<rd::grid_size(p.blocks), s.block, shared_bytes>>>(p.in, p.out, p.count);
+    CHECK_LAUNCH();
+  }
 }
 
 // Every pass is a tree of log2(threads) levels.

@@ -19,7 +19,8 @@
 //                  __syncwarp(): correct, and racecheck is clean.
 //   shuffle        __shfl_down_sync: the values move between the warp's registers,
 //                  no shared memory, no volatile, no barrier but the shuffle's own.
-// The finish:    unchanged: chapter 03's launch_passes, again over the block sums.
+// The finish:    unchanged: chapter 03's passes (ch03::Pass), again over the block
+//                sums.
 // Why faster:    fewer instructions per element (no loop overhead, half the
 //                blocks, no idle first level) and 5 fewer __syncthreads per block.
 // Bottleneck:    approaching DRAM bandwidth; what is left is one pass per block
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "chapters/03_reduce_shared/multi_pass.cuh"  // chapter 03's finish: launch again over the block sums
+#include "common/check.h"
 #include "common/cuda_utils.cuh"
 #include "common/reduce_harness.h"
 #include "common/verify.h"
@@ -120,19 +122,30 @@ __global__ void reduce_shuffle(const float* x, float* out, int64_t n) {
 }
 
 // --- the whole sum: kernel b of --block threads, each block summing 2 * b floats ----------
+// rd::kernel_for_block picks the template instance for the run-time block size.
 
 void launch_volatile_warp(const rd::Sum& s) {
-  rd::dispatch_block(s.block,
-                     [&](auto b) { ch03::launch_passes(s, reduce_volatile_warp<b>, b, 2 * b); });
+  const auto kernel = rd::kernel_for_block(s.block, [](auto b) { return reduce_volatile_warp<b>; });
+  for (ch03::Pass p(s, 2 * s.block); !p.done(); p.next()) {
+    kernel<<<rd::grid_size(p.blocks), s.block>>>(p.in, p.out, p.count);
+    CHECK_LAUNCH();
+  }
 }
 
 void launch_syncwarp(const rd::Sum& s) {
-  rd::dispatch_block(s.block,
-                     [&](auto b) { ch03::launch_passes(s, reduce_syncwarp<b>, b, 2 * b); });
+  const auto kernel = rd::kernel_for_block(s.block, [](auto b) { return reduce_syncwarp<b>; });
+  for (ch03::Pass p(s, 2 * s.block); !p.done(); p.next()) {
+    kernel<<<rd::grid_size(p.blocks), s.block>>>(p.in, p.out, p.count);
+    CHECK_LAUNCH();
+  }
 }
 
 void launch_shuffle(const rd::Sum& s) {
-  rd::dispatch_block(s.block, [&](auto b) { ch03::launch_passes(s, reduce_shuffle<b>, b, 2 * b); });
+  const auto kernel = rd::kernel_for_block(s.block, [](auto b) { return reduce_shuffle<b>; });
+  for (ch03::Pass p(s, 2 * s.block); !p.done(); p.next()) {
+    kernel<<<rd::grid_size(p.blocks), s.block>>>(p.in, p.out, p.count);
+    CHECK_LAUNCH();
+  }
 }
 
 // Per pass: the add at load, log2(block) levels, one more for the padded 32-block.
@@ -141,7 +154,7 @@ int64_t depth_unrolled(const rd::Sum& s) {
   return ch03::passes(s.n, per_block) * (sw::ceil_log2(per_block) + 1);
 }
 
-// The version table; the lesson runs on the last step.
+// The step table; the lesson runs on the last step.
 const std::vector<rd::Step> kSteps = {
     {"volatile-warp", launch_volatile_warp, depth_unrolled, "anti-example"},
     {"syncwarp", launch_syncwarp, depth_unrolled},

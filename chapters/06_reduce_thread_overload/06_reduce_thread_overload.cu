@@ -39,19 +39,19 @@
 //                single-pass-last-block-pdl
 // Files:         reduce_overload.cuh (the kernel, shared with 12 and 14), reduce_finishes.cuh
 //                (the three finishes' launchers, the last block's kernel, the error depths),
-//                reduce_pdl.cuh (the two -pdl steps' launches); here the step table and runs.
+//                reduce_pdl.cuh (the two -pdl steps' launchers), reduce_latency.cuh (the
+//                small sums: back-to-back and CUDA-graph timing, the empty kernel); here
+//                the step table and runs.
 // Run:           build/chapters/06_reduce_thread_overload [--n 2^28] [--block 256]
 //                [--blocks-per-sm N] [--variant two-pass] [--verify-only [--large]] [--json]
 #include <cstdint>
-#include <cstdio>
-#include <map>
 #include <string>
 #include <vector>
 
-#include "common/check.h"
 #include "common/cuda_utils.cuh"
 #include "common/reduce_harness.h"
 #include "reduce_finishes.cuh"
+#include "reduce_latency.cuh"
 #include "reduce_overload.cuh"  // the kernel of this chapter, shared with 12 and 14
 #include "reduce_pdl.cuh"
 
@@ -72,16 +72,12 @@ using ch06::reduce_overload;
 using ch06::Ticket;
 
 const std::vector<int> kSweep = {1, 2, 4, 8, 16, 32};  // blocks per SM measured by the default run
-constexpr int kOneStepBlocksPerSm = 16;          // --variant without --blocks-per-sm: past the knee
-constexpr int kRepeatRuns = 20;                  // runs compared bit for bit
-constexpr int64_t kLatencyN = int64_t{1} << 20;  // where launches, not bytes, dominate
-constexpr int64_t kSmallestN = int64_t{1} << 10,
-                  kLargestN = int64_t{1} << 26;  // the small sums, x4 apart
-const char* const kLatencyProblem = "sum-latency";
+constexpr int kOneStepBlocksPerSm = 16;  // --variant without --blocks-per-sm: past the knee
+constexpr int kRepeatRuns = 20;          // runs compared bit for bit
 
 // --- the step table ------------------------------------------------------------------------
 
-// The version table; the lesson runs on the step fastest at --n.
+// The step table; the lesson runs on the step fastest at --n.
 const std::vector<rd::Step> kSteps = {
     {"two-pass", launch_two_pass<>, depth_two_pass<>, "step", rd::kSameBits},
     {"single-pass-atomic", launch_single_pass_atomic, depth_single_pass_atomic},
@@ -118,11 +114,9 @@ const rd::Step kTwoPassUnroll1 = {"two-pass-unroll1", launch_two_pass<1>, depth_
 // Blocks of reduce_overload resident per SM at this block size: one full wave,
 // the grid of --verify-only unless --blocks-per-sm says otherwise.
 int full_wave(int block) {
-  int per_sm = 1;
-  rd::dispatch_block(block, [&](auto b) {
-    per_sm = sw::resident_blocks_per_sm(reduce_overload<b, Finish::kPartials>, b);
-  });
-  return per_sm;
+  return sw::resident_blocks_per_sm(
+      rd::kernel_for_block(block, [](auto b) { return reduce_overload<b, Finish::kPartials>; }),
+      block);
 }
 
 // --- --verify-only -------------------------------------------------------------------------
@@ -171,71 +165,6 @@ int sweep_blocks_per_sm(rd::Setup& s, const rd::Step& step, const rd::Input& in,
     }
   }
   return best;
-}
-
-// The floor of every small sum: a launch that does nothing.
-__global__ void empty_kernel() {}
-
-void launch_empty(cudaStream_t stream) {
-  empty_kernel<<<1, 1, 0, stream>>>();
-  CHECK_LAUNCH();
-}
-
-// "n=2^20 back-to-back: two-pass 4.1 us, ..., cub 8.1 us, empty-kernel 3.6 us"
-void small_sum_note(rd::Setup& s, const std::string& what, const std::vector<sw::Result>& rows) {
-  std::string line = what + ":";
-  for (const sw::Result& r : rows) {
-    char part[96];
-    std::snprintf(part, sizeof part, "%s %s %.1f us", &r == &rows.front() ? "" : ",",
-                  r.variant.c_str(), 1e3 * r.timing.ms_median);
-    line += part;
-  }
-  s.report.note(line);
-}
-
-// The small sum. At 2^20 floats (4 MB, inside L2 after the first run) the launches
-// dominate: the standard rows (problem "sum", note "n=2^20", each call alone).
-// Then, problem "sum-latency": an empty kernel's launch (role "lesson"), and CUB
-// and every step from 2^10 to 2^26 floats (role "sweep"), each timed back to back
-// and in a CUDA graph of ten sums; the note says the mode.
-void small_sums(rd::Setup& s, int bpsm) {
-  std::vector<rd::Mode> modes = {rd::Mode::kAlone, rd::Mode::kBackToBack, rd::Mode::kGraph};
-  if (!rd::kGraphsWork) {
-    modes.pop_back();
-    s.report.note(
-        "no graph-of-10 rows: in a debug build CHECK_LAUNCH synchronizes, which a capture forbids");
-  }
-  std::map<rd::Mode, sw::Result> empty;
-  for (rd::Mode mode : modes) {
-    sw::Result r = rd::time_launch(s.opt, "empty-kernel", launch_empty, mode);
-    r.role = "lesson";
-    r.problem = kLatencyProblem;
-    r.note = rd::mode_name(mode);
-    s.report.add(r);
-    empty[mode] = r;
-  }
-  for (int64_t n = kSmallestN; n <= kLargestN; n *= 4) {
-    const rd::Input in = rd::make_input(n, s.opt.seed);
-    for (rd::Mode mode : modes) {
-      if (mode == rd::Mode::kAlone && n != kLatencyN) continue;
-      std::vector<sw::Result> rows = {rd::measure_cub(s.opt, in, mode)};
-      for (const rd::Step& step : s.steps)
-        rows.push_back(rd::measure(s.opt, step, in, {s.block, bpsm}, mode));
-      rows.push_back(rd::measure(s.opt, kLastBlockFences, in, {s.block, bpsm}, mode));
-      for (sw::Result& r : rows) {
-        if (mode == rd::Mode::kAlone) {
-          r.note = "n=2^20";  // roles vendor and step, as at 2^28
-        } else {
-          r.role = "sweep";
-          r.problem = kLatencyProblem;
-          r.note = rd::mode_name(mode);
-        }
-        s.report.add(r);
-      }
-      rows.push_back(empty[mode]);
-      if (n == kLatencyN) small_sum_note(s, std::string("n=2^20 ") + rd::mode_name(mode), rows);
-    }
-  }
 }
 
 }  // namespace
@@ -299,7 +228,10 @@ int main(int argc, char** argv) {
       }
     }
   }
-  small_sums(s, best_bpsm);
+  // The small sums (reduce_latency.cuh), with the fenced last block beside the steps.
+  std::vector<rd::Step> small = s.steps;
+  small.push_back(kLastBlockFences);
+  ch06::small_sums(s, small, best_bpsm);
   rd::lesson(s.opt, s.report, *best, {s.block, best_bpsm});
   return s.report.exit_code();
 }

@@ -17,6 +17,7 @@ namespace ch06 {
 namespace rd = sw::reduce;
 
 // --- the launchers: the grid from the GPU, every launch on s.stream ----------------------
+// rd::kernel_for_block picks the kernel's template instance for the run-time block size.
 
 // blocks_per_sm x SMs blocks, no more than the data keeps busy (grid_for).
 template <int kUnroll = ch06::kUnroll>
@@ -27,27 +28,22 @@ int64_t grid(const rd::Sum& s) {
 template <int kUnroll = ch06::kUnroll>
 void launch_two_pass(const rd::Sum& s) {
   const int64_t blocks = grid<kUnroll>(s);
-  rd::dispatch_block(s.block, [&](auto b) {
-    constexpr int kB = decltype(b)::value;
-    reduce_overload<kB, Finish::kPartials, kUnroll>
-        <<<rd::grid_size(blocks), kB, 0, s.stream>>>(s.x, s.n, s.partials);
-    CHECK_LAUNCH();
-    // One block adds the block sums, in a fixed order.
-    reduce_overload<kB, Finish::kPartials, kUnroll>
-        <<<1, kB, 0, s.stream>>>(s.partials, blocks, s.out);
-    CHECK_LAUNCH();
-  });
+  const auto kernel = rd::kernel_for_block(
+      s.block, [](auto b) { return reduce_overload<b, Finish::kPartials, kUnroll>; });
+  kernel<<<rd::grid_size(blocks), s.block, 0, s.stream>>>(s.x, s.n, s.partials);
+  CHECK_LAUNCH();
+  // One block adds the block sums, in a fixed order.
+  kernel<<<1, s.block, 0, s.stream>>>(s.partials, blocks, s.out);
+  CHECK_LAUNCH();
 }
 
 inline void launch_single_pass_atomic(const rd::Sum& s) {
   const int64_t blocks = grid(s);
+  const auto kernel =
+      rd::kernel_for_block(s.block, [](auto b) { return reduce_overload<b, Finish::kAtomic>; });
   CUDA_CHECK(cudaMemsetAsync(s.out, 0, sizeof(float), s.stream));
-  rd::dispatch_block(s.block, [&](auto b) {
-    constexpr int kB = decltype(b)::value;
-    reduce_overload<kB, Finish::kAtomic>
-        <<<rd::grid_size(blocks), kB, 0, s.stream>>>(s.x, s.n, s.out);
-    CHECK_LAUNCH();
-  });
+  kernel<<<rd::grid_size(blocks), s.block, 0, s.stream>>>(s.x, s.n, s.out);
+  CHECK_LAUNCH();
 }
 
 // --- the kernel beside reduce_overload, and its launcher ---------------------------------
@@ -96,12 +92,10 @@ __global__ void __launch_bounds__(kBlock)
 template <Ticket kTicket>
 void launch_single_pass_last_block(const rd::Sum& s) {
   const int64_t blocks = grid(s);
-  rd::dispatch_block(s.block, [&](auto b) {
-    constexpr int kB = decltype(b)::value;
-    reduce_last_block<kB, kTicket>
-        <<<rd::grid_size(blocks), kB, 0, s.stream>>>(s.x, s.n, s.partials, s.ticket, s.out);
-    CHECK_LAUNCH();
-  });
+  const auto kernel =
+      rd::kernel_for_block(s.block, [](auto b) { return reduce_last_block<b, kTicket>; });
+  kernel<<<rd::grid_size(blocks), s.block, 0, s.stream>>>(s.x, s.n, s.partials, s.ticket, s.out);
+  CHECK_LAUNCH();
 }
 
 // --- error bounds -------------------------------------------------------------------------

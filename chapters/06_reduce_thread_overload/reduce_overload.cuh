@@ -80,7 +80,7 @@ __device__ __forceinline__ float thread_sum(const float* __restrict__ x, int64_t
 }
 
 // Programmatic dependent launch (compute capability 9.0; below it these do nothing).
-// A kernel launched with the attribute (launch_pdl in chapter 06) may start while the
+// A kernel launched with the attribute (PdlConfig in chapter 06) may start while the
 // kernel before it in the stream still runs. It must not touch memory before
 // pdl_wait(), which returns once that kernel has finished and its writes are visible;
 // pdl_release() lets the kernel after it start launching now.
