@@ -6,16 +6,22 @@
 // (sw::HistCount) and the protocol of a checked run are in histogram_check.h.
 //
 //   namespace hg = sw::histogram;
-//   void launch_mine(const uint8_t* in, int64_t n, sw::HistCount* hist);  // the chapter's
+//   void launch_mine(const hg::Job& j) {  // the chapter's launcher, under its kernel
+//     CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));
+//     mine<<<blocks, threads>>>(j.in, j.n, j.hist);
+//     CHECK_LAUNCH();
+//   }
 //   int main(int argc, char** argv) {
 //     const hg::HistChapter chapter = {"08_histogram_privatized", "one-line summary", "08",
 //                                      {{"mine", launch_mine}}};
 //     return hg::run_chapter(argc, argv, chapter);
 //   }
 //
-// A launch zeroes `hist` itself (that is part of the job) and leaves there 256
-// 64-bit totals (HistCount), so no bin wraps at 2^32 equal bytes; --verify-only
-// --large proves it with 2^32 + 2^20 + 3 of them.
+// The timed call is the table's launcher itself: time_gpu's callable is
+// [&] { row.launch(job); }, and the launcher holds the <<<>>> (CUB's row: launch_cub,
+// which calls CUB). A launch zeroes `hist` itself (that is part of the job) and leaves
+// there 256 64-bit totals (HistCount), so no bin wraps at 2^32 equal bytes;
+// --verify-only --large proves it with 2^32 + 2^20 + 3 of them.
 //
 // Every checked run follows one protocol: poison the output, run, compare
 // exactly with the CPU histogram, run again WITHOUT poisoning and compare again
@@ -71,12 +77,23 @@ const std::vector<double> kSweepP = {0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0}
 
 // --- the chapter's table ----------------------------------------------------------
 
-// Launches one step on n bytes at `in`: zeroes `hist`, then adds every byte's count.
-using HistLaunch = void (*)(const uint8_t* in, int64_t n, HistCount* hist);
+class CubHistogram;
+
+// A launcher's job: n bytes at `in`. A step zeroes the 256 totals at `hist`, then adds
+// every byte's count; CUB's row counts into the 32-bit counters of `cub`.
+struct Job {
+  const uint8_t* in;
+  int64_t n;
+  HistCount* hist;
+  const CubHistogram* cub;  // CUB's row only
+};
+
+// A row's launcher: its grid, its block and its <<<>>> (or CUB's call).
+using Launch = void (*)(const Job& j);
 
 struct Step {
   const char* name;  // the row's variant, e.g. "spread16-vec16"
-  HistLaunch launch;
+  Launch launch;
   bool slow = false;  // a few GB/s: timed with kSlowReps (and the all-equal input is cut)
 };
 
@@ -193,13 +210,15 @@ inline bool decrements_to_zero(const HistCount got[kBins], const uint8_t* bytes,
   return bad == 0;
 }
 
-// --- the versions: the chapter's steps and CUB ----------------------------------------
+// --- the rows: the chapter's steps and CUB --------------------------------------------
 
 // cub::DeviceHistogram::HistogramEven of values of type T: `bins` 32-bit counters
 // evenly spaced over [0, upper), the type its tuned Hopper policy is for. prepare()
-// sizes its temporary storage for n values, outside any timed loop. Inputs beyond
-// kMaxN values are skipped: a 32-bit counter could wrap and CUB's int offsets could
-// not index them. Chapter 15 uses it at 16 and 32 bits with up to 2^20 bins.
+// sizes its temporary storage for n values, outside any timed loop; the row's
+// launcher (launch_cub below, chapter 15's launch_cub<T>) passes CUB the storage,
+// the counters and the levels. Inputs beyond kMaxN values are skipped: a 32-bit
+// counter could wrap and CUB's int offsets could not index them. Chapter 15 uses it
+// at 16 and 32 bits with up to 2^20 bins.
 template <class T>
 class CubHistogramEven {
  public:
@@ -210,25 +229,26 @@ class CubHistogramEven {
     bins_ = bins;
     upper_ = upper;
     size_t bytes = 0;
-    call(nullptr, bytes, nullptr, n);
+    CUDA_CHECK(cub_histogram_even(nullptr, bytes, static_cast<const T*>(nullptr), counts_.get(),
+                                  levels(), Level{0}, upper_, static_cast<int>(n)));
     if (static_cast<int64_t>(bytes) > temp_.count())
       temp_.allocate(static_cast<int64_t>(std::max<size_t>(bytes, 1)));
   }
-  void run(const T* in, int64_t n) {
-    size_t bytes = static_cast<size_t>(temp_.count());  // CUB returns an error if n needs more
-    call(temp_.get(), bytes, in, n);
-  }
-  void poison() { sw::poison(counts_.get(), sizeof(unsigned) * bins_); }
+  void poison() const { sw::poison(counts_.get(), sizeof(unsigned) * bins_); }
   std::vector<HistCount> read() const {
     const std::vector<unsigned> c = sw::read(counts_.get(), bins_);
     return std::vector<HistCount>(c.begin(), c.end());
   }
 
+  // CUB's arguments besides the input, for the launcher. CUB returns an error if
+  // the input needs more temporary storage than prepare() sized.
+  void* temp() const { return temp_.get(); }
+  size_t temp_bytes() const { return static_cast<size_t>(temp_.count()); }
+  unsigned* counts() const { return counts_.get(); }
+  int levels() const { return bins_ + 1; }
+  Level upper() const { return upper_; }
+
  private:
-  void call(void* temp, size_t& bytes, const T* in, int64_t n) {
-    CUDA_CHECK(cub_histogram_even(temp, bytes, in, counts_.get(), bins_ + 1, Level{0}, upper_,
-                                  static_cast<int>(n)));
-  }
   DeviceBuffer<unsigned> counts_;
   DeviceBuffer<uint8_t> temp_;
   int bins_ = 0;
@@ -242,26 +262,29 @@ class CubHistogram : public CubHistogramEven<uint8_t> {
   CubHistogram() : CubHistogramEven(kBins) { prepare(kBins, kBins, kMaxBytes); }
 };
 
-// One row source: a chapter's step writing into the shared 64-bit totals, or CUB.
-class Version {
+// CUB's row: the launcher calls CUB on the job's bytes with what CubHistogram prepared.
+inline void launch_cub(const Job& j) {
+  size_t bytes = j.cub->temp_bytes();
+  CUDA_CHECK(cub_histogram_even(j.cub->temp(), bytes, j.in, j.cub->counts(), j.cub->levels(), 0,
+                                j.cub->upper(), static_cast<int>(j.n)));
+  CHECK_LAUNCH();
+}
+
+// One row: a chapter's step writing into the shared 64-bit totals, or CUB, with its
+// launcher. The timed callable calls that launcher directly: [&] { row.launch(job); }.
+class Row {
  public:
-  Version(const Step& step, HistCount* d_hist)
-      : name(step.name), slow(step.slow), step_(step), d_hist_(d_hist) {}
-  explicit Version(CubHistogram* cub)
+  Row(const Step& step, HistCount* d_hist)
+      : name(step.name), slow(step.slow), launch(step.launch), d_hist_(d_hist) {}
+  explicit Row(const CubHistogram* cub)
       : name("cub"),
         role("vendor"),
         max_n(CubHistogram::kMaxBytes),
-        step_{"cub", nullptr},
+        launch(launch_cub),
         cub_(cub) {}
 
-  void run(const uint8_t* in, int64_t n) const {
-    if (cub_) {
-      cub_->run(in, n);
-      CHECK_LAUNCH();
-    } else {
-      step_.launch(in, n, d_hist_);  // checks its own launch
-    }
-  }
+  // The launcher's job on n bytes at `in`, made before any timed loop.
+  Job job(const uint8_t* in, int64_t n) const { return {in, n, d_hist_, cub_}; }
   void poison() const {
     if (cub_) {
       cub_->poison();
@@ -275,11 +298,11 @@ class Version {
   std::string role = "step";
   int64_t max_n = kMaxElements;  // larger inputs are skipped with a note
   bool slow = false;
+  Launch launch;  // the step's launcher, or launch_cub
 
  private:
-  Step step_;
   HistCount* d_hist_ = nullptr;
-  CubHistogram* cub_ = nullptr;
+  const CubHistogram* cub_ = nullptr;
 };
 
 // --- one input on the device, with its CPU reference ----------------------------------
@@ -340,8 +363,9 @@ class HistData {
 
   // checked_twice, then the input (a kernel may only read it). The decrement check
   // runs on the first result.
-  bool run_and_check(const Version& v, bool decrement) const {
-    return checked_twice([&] { v.poison(); }, [&] { v.run(device(), n_); },
+  bool run_and_check(const Row& v, bool decrement) const {
+    const Job job = v.job(device(), n_);
+    return checked_twice([&] { v.poison(); }, [&] { v.launch(job); },
                          [&](bool first) { return check(v.read(), first && decrement); }) &&
            input_kept();
   }
@@ -380,14 +404,14 @@ inline CommonOptions slow_reps(CommonOptions opt) {
   opt.warmup = std::min(opt.warmup, kSlowWarmup);
   return opt;
 }
-inline CommonOptions reps_for(const Version& v, const CommonOptions& opt) {
+inline CommonOptions reps_for(const Row& v, const CommonOptions& opt) {
   return v.slow ? slow_reps(opt) : opt;
 }
 
-// Checks one version on the current input (run_and_check), times it, checks the
+// Checks one row on the current input (run_and_check), times it, checks the
 // last timed result again, and reports it. Bytes moved: the input once, the 256
 // 64-bit totals once. The row's note is the input; `extra` adds the sweep's p.
-inline void bench(Report& report, const CommonOptions& opt, HistData& data, const Version& v,
+inline void bench(Report& report, const CommonOptions& opt, HistData& data, const Row& v,
                   bool decrement, const std::string& role, std::map<std::string, double> extra) {
   if (data.n() > v.max_n) {
     report.note(v.name + " skipped on " + data.note() + ": it takes at most " +
@@ -395,12 +419,13 @@ inline void bench(Report& report, const CommonOptions& opt, HistData& data, cons
     return;
   }
   bool ok = data.run_and_check(v, decrement);
+  const Job job = v.job(data.device(), data.n());  // reseeding keeps the bytes' address
   Timing t;
   if (opt.graded_timing) {  // new bytes and a check for every call (an uploaded file keeps its
                             // bytes)
     const uint64_t seed = data.seed();
     const GradedTiming g = time_graded(
-        reps_for(v, opt), [&] { v.run(data.device(), data.n()); },
+        reps_for(v, opt), [&] { v.launch(job); },
         [&](int k) {
           data.reseed(graded_seed(seed, k));
           v.poison();
@@ -410,7 +435,7 @@ inline void bench(Report& report, const CommonOptions& opt, HistData& data, cons
     t = g.timing;
     note_graded(g, &extra, &ok);
   } else {
-    t = time_gpu(reps_for(v, opt), [&] { v.run(data.device(), data.n()); });
+    t = time_gpu(reps_for(v, opt), [&] { v.launch(job); });
     ok = data.check(v.read(), false) && data.input_kept() && ok;
   }
   Result r{v.name, data.n(), static_cast<double>(data.n()) + kHistBytes,
@@ -421,25 +446,25 @@ inline void bench(Report& report, const CommonOptions& opt, HistData& data, cons
   report.add(r);
 }
 
-// Every version on one input. The decrement check (a full pass over the input on
-// the host) runs once per input, on the last version: the chapter's final step.
+// Every row on one input. The decrement check (a full pass over the input on
+// the host) runs once per input, on the last row: the chapter's final step.
 inline void bench_input(Report& report, const CommonOptions& opt, HistData& data,
-                        const std::vector<Version>& all, int64_t n, ByteSpec spec, int64_t offset,
+                        const std::vector<Row>& all, int64_t n, ByteSpec spec, int64_t offset,
                         const std::string& role = "", std::map<std::string, double> extra = {}) {
   data.generate(n, spec, opt.seed, offset);
-  for (const Version& v : all) bench(report, opt, data, v, &v == &all.back(), role, extra);
+  for (const Row& v : all) bench(report, opt, data, v, &v == &all.back(), role, extra);
 }
 
 // --- --file -------------------------------------------------------------------------
 
 // Histograms the file in chunks of at most kFileChunkBytes (a file larger than
-// device memory streams through). Each version is checked on every chunk; its
+// device memory streams through). Each row is checked on every chunk; its
 // chunk totals add up on the host in 64 bits and must equal the file's CPU
 // histogram. Without --verify-only, each chunk is also timed (the disk and the
 // host-to-device copy are not) and the times add up.
 inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& gpu,
                           const std::string& program, const HistOptions& h,
-                          const std::vector<Version>& all) {
+                          const std::vector<Row>& all) {
   const int64_t size = check_file_or_exit(program, h.file);
   const int64_t chunk = std::min(size, kFileChunkBytes);
   HistData data(gpu, "--file chunk", chunk);
@@ -465,11 +490,12 @@ inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& g
     data.upload(n, "file", h.offset);
     for (int i = 0; i < kBins; ++i) want[i] += data.want()[i];
     for (size_t k = 0; k < all.size(); ++k) {
-      const Version& v = all[k];
+      const Row& v = all[k];
       Tally& t = tally[k];
       t.ok = data.run_and_check(v, true) && t.ok;
       if (!opt.verify_only) {
-        const Timing tm = time_gpu(reps_for(v, opt), [&] { v.run(data.device(), n); });
+        const Job job = v.job(data.device(), n);
+        const Timing tm = time_gpu(reps_for(v, opt), [&] { v.launch(job); });
         t.time = {t.time.ms_median + tm.ms_median, t.time.ms_min + tm.ms_min, tm.reps};
       }
       const std::vector<HistCount> got = v.read();
@@ -504,7 +530,7 @@ inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& g
 // 2^32 + 2^20 + 3 bytes, all equal to 255 (bin 255 passes 2^32) and uniform
 // (every byte read from a 64-bit index).
 inline int verify_histogram(Report& report, const CommonOptions& opt, const Gpu& gpu,
-                            const HistOptions& h, const std::vector<Version>& steps) {
+                            const HistOptions& h, const std::vector<Row>& steps) {
   struct Case {
     int64_t n;
     ByteSpec spec;
@@ -537,7 +563,7 @@ inline int verify_histogram(Report& report, const CommonOptions& opt, const Gpu&
                        data.want()[c.spec.value] > 0xFFFFFFFFull,
                    "reference bin " + std::to_string(c.spec.value) + " holds all " +
                        std::to_string(c.n) + " bytes, beyond 2^32");
-    for (const Version& v : steps) {
+    for (const Row& v : steps) {
       if (c.n > v.max_n) continue;
       const bool ok = data.run_and_check(v, true);
       report.check(ok, v.name + at,
@@ -568,19 +594,19 @@ inline int run_chapter(int argc, char** argv, const HistChapter& ch) {
   Report report(opt, gpu.copy_gbps, ch.number, "histogram");
 
   DeviceBuffer<HistCount> d_hist(kBins);
-  std::vector<Version> steps;
+  std::vector<Row> steps;
   for (const Step& s : ch.steps) steps.emplace_back(s, d_hist.get());
   if (opt.verify_only) {
     return h.file.empty() ? verify_histogram(report, opt, gpu, h, steps)
                           : histogram_file(report, opt, gpu, ch.program, h, steps);
   }
   CubHistogram cub;
-  std::vector<Version> all = {Version(&cub)};
+  std::vector<Row> all = {Row(&cub)};
   all.insert(all.end(), steps.begin(), steps.end());
   if (!h.file.empty()) return histogram_file(report, opt, gpu, ch.program, h, all);
 
   std::string slow;  // the slow steps' names
-  for (const Version& v : steps) {
+  for (const Row& v : steps) {
     if (v.slow) slow += (slow.empty() ? "" : ", ") + v.name;
   }
   if (!slow.empty())

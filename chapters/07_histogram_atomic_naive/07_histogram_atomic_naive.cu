@@ -51,18 +51,18 @@ __global__ void __launch_bounds__(kThreads)
 // --- the two steps: the same kernel, two grids ---------------------------------------
 
 // global-atomic-2xsm: the seed's launch.
-void launch_global_atomic_2xsm(const uint8_t* in, int64_t n, HistCount* hist) {
+void launch_global_atomic_2xsm(const hg::Job& j) {
   const int blocks = kSeedBlocksPerSm * sw::sm_count();
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));  // zeroing is part of the job
-  histogram_global_atomic<<<blocks, kThreads>>>(in, n, hist);
+  CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));  // zeroing is part of the job
+  histogram_global_atomic<<<blocks, kThreads>>>(j.in, j.n, j.hist);
   CHECK_LAUNCH();
 }
 
 // global-atomic-full: as many blocks as fit on every SM at once.
-void launch_global_atomic_full(const uint8_t* in, int64_t n, HistCount* hist) {
+void launch_global_atomic_full(const hg::Job& j) {
   static const int64_t blocks = sw::resident_grid(histogram_global_atomic, kThreads);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
-  histogram_global_atomic<<<blocks, kThreads>>>(in, n, hist);
+  CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));
+  histogram_global_atomic<<<blocks, kThreads>>>(j.in, j.n, j.hist);
   CHECK_LAUNCH();
 }
 

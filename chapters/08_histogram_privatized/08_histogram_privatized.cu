@@ -94,17 +94,17 @@ __global__ void __launch_bounds__(kSeedThreads)
   count_bytes<1>(in, n, hist, sub, 0);
 }
 
-void launch_seed_2xsm(const uint8_t* in, int64_t n, HistCount* hist) {
-  const int64_t blocks = grid_for(n, kSeedBlocksPerSm * sw::sm_count());
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));  // zeroing is part of the job
-  histogram_shared<<<blocks, kSeedThreads>>>(in, n, hist);
+void launch_seed_2xsm(const hg::Job& j) {
+  const int64_t blocks = grid_for(j.n, kSeedBlocksPerSm * sw::sm_count());
+  CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));  // zeroing is part of the job
+  histogram_shared<<<blocks, kSeedThreads>>>(j.in, j.n, j.hist);
   CHECK_LAUNCH();
 }
 
-void launch_shared_full_grid(const uint8_t* in, int64_t n, HistCount* hist) {
+void launch_shared_full_grid(const hg::Job& j) {
   static const int64_t resident = sw::resident_grid(histogram_shared, kSeedThreads);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
-  histogram_shared<<<grid_for(n, resident), kSeedThreads>>>(in, n, hist);
+  CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));
+  histogram_shared<<<grid_for(j.n, resident), kSeedThreads>>>(j.in, j.n, j.hist);
   CHECK_LAUNCH();
 }
 
@@ -115,10 +115,10 @@ __global__ void __launch_bounds__(kSeedThreads)
   count_bytes<kSeedWarps>(in, n, hist, sub, threadIdx.x / kWarp);
 }
 
-void launch_per_warp(const uint8_t* in, int64_t n, HistCount* hist) {
+void launch_per_warp(const hg::Job& j) {
   static const int64_t resident = sw::resident_grid(histogram_per_warp, kSeedThreads);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
-  histogram_per_warp<<<grid_for(n, resident), kSeedThreads>>>(in, n, hist);
+  CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));
+  histogram_per_warp<<<grid_for(j.n, resident), kSeedThreads>>>(j.in, j.n, j.hist);
   CHECK_LAUNCH();
 }
 

@@ -103,12 +103,12 @@ __global__ void __launch_bounds__(kVecThreads)
   per_warp_copies<1>(in, n, hist);
 }
 
-void launch_per_warp_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
+void launch_per_warp_vec16(const hg::Job& j) {
   constexpr size_t smem = sizeof(uint32_t) * kBins * (1 + kVecWarps);  // totals + a copy per warp
   static const int64_t resident = sw::resident_grid(histogram_per_warp_vec16, kVecThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
-  histogram_per_warp_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n,
-                                                                                        hist);
+  CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));
+  histogram_per_warp_vec16<<<vec16_grid(j.n, kVecThreads, resident), kVecThreads, smem>>>(j.in, j.n,
+                                                                                          j.hist);
   CHECK_LAUNCH();
 }
 
@@ -118,12 +118,12 @@ __global__ void __launch_bounds__(kVecThreads)
   per_warp_copies<kSpreadCopies>(in, n, hist);
 }
 
-void launch_spread16_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
+void launch_spread16_vec16(const hg::Job& j) {
   constexpr size_t smem = sizeof(uint32_t) * kBins * (1 + kVecWarps * kSpreadCopies);
   static const int64_t resident = sw::resident_grid(histogram_spread16_vec16, kVecThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
-  histogram_spread16_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n,
-                                                                                        hist);
+  CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));
+  histogram_spread16_vec16<<<vec16_grid(j.n, kVecThreads, resident), kVecThreads, smem>>>(j.in, j.n,
+                                                                                          j.hist);
   CHECK_LAUNCH();
 }
 
@@ -198,13 +198,13 @@ __global__ void __launch_bounds__(kVecThreads)
   adaptive<HotPlain>(in, n, hist);
 }
 
-void launch_adaptive_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
+void launch_adaptive_vec16(const hg::Job& j) {
   constexpr size_t smem =
       sizeof(uint32_t) * (kBins + kVecWarps * (kBins * kSpreadCopies + HotPlain::kWords));
   static const int64_t resident = sw::resident_grid(histogram_adaptive_vec16, kVecThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
-  histogram_adaptive_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n,
-                                                                                        hist);
+  CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));
+  histogram_adaptive_vec16<<<vec16_grid(j.n, kVecThreads, resident), kVecThreads, smem>>>(j.in, j.n,
+                                                                                          j.hist);
   CHECK_LAUNCH();
 }
 
@@ -214,14 +214,14 @@ __global__ void __launch_bounds__(kVecThreads)
   adaptive<HotRuns>(in, n, hist);
 }
 
-void launch_adaptive_runs_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
+void launch_adaptive_runs_vec16(const hg::Job& j) {
   constexpr size_t smem =
       sizeof(uint32_t) * (kBins + kVecWarps * (kBins * kSpreadCopies + HotRuns::kWords));
   static const int64_t resident =
       sw::resident_grid(histogram_adaptive_runs_vec16, kVecThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
-  histogram_adaptive_runs_vec16<<<vec16_grid(n, kVecThreads, resident), kVecThreads, smem>>>(in, n,
-                                                                                             hist);
+  CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));
+  histogram_adaptive_runs_vec16<<<vec16_grid(j.n, kVecThreads, resident), kVecThreads, smem>>>(
+      j.in, j.n, j.hist);
   CHECK_LAUNCH();
 }
 
@@ -250,12 +250,12 @@ __global__ void __launch_bounds__(kLaneThreads, 1)
   }
 }
 
-void launch_per_lane_vec16(const uint8_t* in, int64_t n, HistCount* hist) {
+void launch_per_lane_vec16(const hg::Job& j) {
   constexpr size_t smem = sizeof(uint32_t) * kBins * kWarp;  // 32 copies: 32 KiB
   static const int64_t resident = sw::resident_grid(histogram_per_lane_vec16, kLaneThreads, smem);
-  CUDA_CHECK(cudaMemsetAsync(hist, 0, hg::kHistBytes));
-  histogram_per_lane_vec16<<<vec16_grid(n, kLaneThreads, resident), kLaneThreads, smem>>>(in, n,
-                                                                                          hist);
+  CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));
+  histogram_per_lane_vec16<<<vec16_grid(j.n, kLaneThreads, resident), kLaneThreads, smem>>>(
+      j.in, j.n, j.hist);
   CHECK_LAUNCH();
 }
 

@@ -65,8 +65,11 @@ struct Workspace {
   }
 };
 
+struct CubLines;  // CUB's row: its temporary storage and counters (many_bins_harness.cu)
+
 // One histogram to compute: n values of value_bits bits at `in` into `bins` 64-bit
-// totals at `hist` (the launch zeroes them: that is part of the job).
+// totals at `hist` (the launch zeroes them: that is part of the job); CUB's row counts
+// into its own 32-bit counters instead.
 struct Job {
   const void* in;
   int64_t n;
@@ -75,12 +78,15 @@ struct Job {
   int cluster;  // blocks per cluster, for the cluster steps
   HistCount* hist;
   Workspace* ws;
+  const CubLines* cub;  // CUB's row only
   template <class T>
   const T* values() const {
     return static_cast<const T*>(in);
   }
 };
 
+// A step's launcher: its grid, its block and its <<<>>>. The timed call is the
+// launcher itself (the harness's [&] { launch(job); }).
 using Launch = void (*)(const Job&);
 using Fits = bool (*)(const Job&);
 inline bool always(const Job&) { return true; }

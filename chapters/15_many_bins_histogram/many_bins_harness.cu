@@ -25,20 +25,36 @@ struct CubLines {
   hg::CubHistogramEven<T>& of() {
     return std::get<hg::CubHistogramEven<T>>(at);
   }
+  template <class T>
+  const hg::CubHistogramEven<T>& of() const {
+    return std::get<hg::CubHistogramEven<T>>(at);
+  }
 };
 
 namespace {
 
+// CUB's row: the launcher calls CUB on the job's values with what prepare_cub sized.
+template <class T>
+void launch_cub(const Job& j) {
+  const hg::CubHistogramEven<T>& cub = j.cub->of<T>();
+  size_t bytes = cub.temp_bytes();
+  CUDA_CHECK(sw::cub_histogram_even(cub.temp(), bytes, j.values<T>(), cub.counts(), cub.levels(),
+                                    typename hg::CubHistogramEven<T>::Level{0}, cub.upper(),
+                                    static_cast<int>(j.n)));
+  CHECK_LAUNCH();
+}
+
 constexpr double kSlowRunMs = 20;  // a first run this slow is timed once more, not opt.reps times
 
 Job job_for(Context& c, const Input& in, uint32_t bins, int cluster) {
-  return Job{in.device(), in.n(), in.bits(), bins, cluster, c.hist.get(), &c.ws};
+  return Job{in.device(), in.n(), in.bits(), bins, cluster, c.hist.get(), &c.ws, c.cub.get()};
 }
 
-// The launcher of a step for this job (auto's: the step it picks); nullptr for CUB.
+// The row's launcher for this job, instantiated for its value width: the step table's
+// (auto's: the step it picks), or launch_cub<T>. Chosen before any timed loop.
 Launch launcher(const Row& r, const Job& j) {
-  if (!r.step) return nullptr;
-  return r.step->pick ? r.step->pick(j) : r.step->launch;
+  if (r.step) return r.step->pick ? r.step->pick(j) : r.step->launch;
+  return dispatch_bits(j.value_bits, [](auto t) -> Launch { return launch_cub<decltype(t)>; });
 }
 
 // CUB's HistogramEven with the steps' levels: bins over [0, 2^16) for 16-bit values,
@@ -50,11 +66,6 @@ void prepare_cub(Context& c, const Input& in, uint32_t bins) {
     c.cub->of<decltype(t)>().prepare(static_cast<int>(bins),
                                      typename Cub::Level{1} << range_bits(in.bits()), in.n());
   });
-}
-void run_cub(Context& c, const Input& in) {
-  dispatch_bits(in.bits(),
-                [&](auto t) { c.cub->of<decltype(t)>().run(in.values<decltype(t)>(), in.n()); });
-  CHECK_LAUNCH();
 }
 
 void poison_row(Context& c, const Input& in, uint32_t bins, const Row& r) {
@@ -80,10 +91,10 @@ bool matches(Context& c, const Input& in, uint32_t bins, const Row& r,
 void bench(Context& c, const sw::CommonOptions& opt, const Input& in, uint32_t bins,
            const std::vector<uint64_t>& want, const Row& r, const std::string& role,
            std::map<std::string, double> extra) {
+  if (!r.step) prepare_cub(c, in, bins);
   const Job job = job_for(c, in, bins, r.cluster);
   const Launch launch = launcher(r, job);
-  if (!launch) prepare_cub(c, in, bins);
-  const auto run = [&] { launch ? launch(job) : run_cub(c, in); };
+  const auto run = [&] { launch(job); };  // the timed call: the row's launcher
   sw::CommonOptions once = opt;
   once.reps = 1;
   once.warmup = 0;
@@ -165,6 +176,7 @@ std::vector<Row> rows_for(Context& c, const Input& in, uint32_t bins, bool with_
 
 bool run_and_check(Context& c, const Input& in, uint32_t bins, const std::vector<uint64_t>& want,
                    const Row& r) {
+  if (!r.step) prepare_cub(c, in, bins);
   const Job job = job_for(c, in, bins, r.cluster);
   const Launch launch = launcher(r, job);
   return sw::checked_twice([&] { poison_row(c, in, bins, r); }, [&] { launch(job); },

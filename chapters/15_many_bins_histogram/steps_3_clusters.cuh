@@ -74,21 +74,6 @@ struct ClusterCounter {
   __device__ void step(const uint4 (&v)[kUnroll]) { add_all<T>(*this, v); }
 };
 
-template <class T, bool kPacked>
-__global__ void __launch_bounds__(kBlockThreads)
-    count_cluster(const T* __restrict__ in, int64_t n, uint32_t bins, uint32_t slice,
-                  HistCount* __restrict__ hist, uint32_t* __restrict__ partials,
-                  uint32_t* __restrict__ row_base) {
-  extern __shared__ uint32_t words[];  // this block's slice of the bins
-  const int64_t nwords = kPacked ? slice / 2 : slice;
-  for (int64_t i = threadIdx.x; i < nwords; i += kBlockThreads) words[i] = 0;
-  cluster_sync();
-  ClusterCounter<T, kPacked> counter{words, bins, slice, hist};
-  count_input<T, kBlockThreads>(in, n, counter);
-  cluster_sync();
-  store_row(words, nwords, partials, row_base, int64_t{cluster_rank()} * nwords);
-}
-
 // A block's slice of the bins, in bins (even when packed) and in words.
 struct Slice {
   uint32_t bins;
@@ -142,17 +127,23 @@ int active_clusters(Kernel kernel, int k, size_t smem) {
   return known[key] = clusters;
 }
 
-// The clusters of the job's size that fit at once (the grid of the cluster steps).
 template <class T, bool kPacked>
-int clusters_for(const Job& j) {
-  const size_t smem = sizeof(uint32_t) * cluster_slice(j.bins, j.cluster, kPacked).words;
-  return active_clusters(count_cluster<T, kPacked>, j.cluster, smem);
-}
-template <class T, bool kPacked>
-bool fits_cluster(const Job& j) {
-  return clusters_for<T, kPacked>(j) > 0;
+__global__ void __launch_bounds__(kBlockThreads)
+    count_cluster(const T* __restrict__ in, int64_t n, uint32_t bins, uint32_t slice,
+                  HistCount* __restrict__ hist, uint32_t* __restrict__ partials,
+                  uint32_t* __restrict__ row_base) {
+  extern __shared__ uint32_t words[];  // this block's slice of the bins
+  const int64_t nwords = kPacked ? slice / 2 : slice;
+  for (int64_t i = threadIdx.x; i < nwords; i += kBlockThreads) words[i] = 0;
+  cluster_sync();
+  ClusterCounter<T, kPacked> counter{words, bins, slice, hist};
+  count_input<T, kBlockThreads>(in, n, counter);
+  cluster_sync();
+  store_row(words, nwords, partials, row_base, int64_t{cluster_rank()} * nwords);
 }
 
+// Both cluster steps' launcher: as many clusters as fit at once, striding over the
+// input; then add_rows adds up the blocks' slices.
 template <class T, bool kPacked>
 void launch_cluster(const Job& j) {
   const Slice s = cluster_slice(j.bins, j.cluster, kPacked);
@@ -171,6 +162,17 @@ void launch_cluster(const Job& j) {
                                 s.bins, j.hist, partials, row_base));
   CHECK_LAUNCH();
   add_rows<kPacked>(partials, row_base, grid, s.words, j.bins, j.hist);
+}
+
+// The clusters of the job's size that fit at once (the grid of the cluster steps).
+template <class T, bool kPacked>
+int clusters_for(const Job& j) {
+  const size_t smem = sizeof(uint32_t) * cluster_slice(j.bins, j.cluster, kPacked).words;
+  return active_clusters(count_cluster<T, kPacked>, j.cluster, smem);
+}
+template <class T, bool kPacked>
+bool fits_cluster(const Job& j) {
+  return clusters_for<T, kPacked>(j) > 0;
 }
 
 }  // namespace ch15

@@ -33,6 +33,19 @@ constexpr uint32_t kHotCountLimit = 1u << 26;  // pass 1: a register count this 
 // DRAM traffic per 32-bit value: 4 bytes read, 2 written, 2 read again.
 // =========================================================================================
 
+// Slices of 2^16 bins, or fewer where a GPU's shared memory is smaller.
+inline int slice_log2() {
+  int s = kMaxSliceLog2;
+  while (s > 1 && (int64_t{1} << s) / 2 * 4 > smem_optin() - 64)
+    --s;  // 64: its static shared memory
+  return s;
+}
+inline int64_t slice_count(uint32_t bins) { return sw::ceil_div(bins, int64_t{1} << slice_log2()); }
+
+inline bool fits_partition(const Job& j) {
+  return slice_count(j.bins) >= 2 && slice_count(j.bins) <= kMaxParts;
+}
+
 // The warp's counts of its hot bin (the same bin in every lane) in one global atomic:
 // one per lane would queue up to 32 adds on one L2 address. The whole warp calls it.
 __device__ inline void add_warp_count(HistCount* hist, uint32_t hot, uint32_t count) {
@@ -238,19 +251,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   store_row(words, nwords, partials, row_base, int64_t{r} * nwords);
 }
 
-// Slices of 2^16 bins, or fewer where a GPU's shared memory is smaller.
-inline int slice_log2() {
-  int s = kMaxSliceLog2;
-  while (s > 1 && (int64_t{1} << s) / 2 * 4 > smem_optin() - 64)
-    --s;  // 64: its static shared memory
-  return s;
-}
-inline int64_t slice_count(uint32_t bins) { return sw::ceil_div(bins, int64_t{1} << slice_log2()); }
-
-inline bool fits_partition(const Job& j) {
-  return slice_count(j.bins) >= 2 && slice_count(j.bins) <= kMaxParts;
-}
-
+// partition's launcher: pass 1 and pass 2 each on a full wave (pass 2 at least one block
+// per slice), then add_rows adds up the slices' rows.
 template <class T>
 void launch_partition(const Job& j) {
   constexpr int kTileVecs = kScatterThreads * (kTileValuesPerThread / kVec<T>);
