@@ -1,29 +1,34 @@
 // The transpose track's shared harness (chapters 09-11).
 //
 // A transpose reads `in` (rows x cols, row-major) and writes `out` (cols x rows,
-// row-major): out[c * rows + r] = in[r * cols + c]. Each chapter declares its
-// kernels as Steps and hands them to this harness, which owns what would
-// otherwise be repeated three times:
+// row-major): out[c * rows + r] = in[r * cols + c]. Each chapter writes its kernels,
+// each with a plain launcher under it that takes the Args of one transpose, lists
+// them as Steps and hands them to this harness, which owns what would otherwise be
+// repeated three times:
 //
+//   void launch_shared_tile(const sw::transpose::Args<float>& a);  // grid, block, <<<>>>
 //   sw::transpose::Options t;                       // --rows, --cols (and --large)
 //   sw::transpose::add_options(cli, &t, /*with_large=*/false);
 //   ...
-//   const sw::Blas blas;
+//   const sw::Blas blas;                            // its handle reaches the cuBLAS row in Args
 //   std::vector<sw::transpose::Step<float>> table = {
-//       sw::transpose::copy_step<float>(),       // role "ceiling"
-//       sw::transpose::vendor_step<float>(blas), // cublasSgeam_64, role "vendor"
+//       sw::transpose::copy_step<float>(),    // role "ceiling"
+//       sw::transpose::vendor_step<float>(),  // cublasSgeam_64, role "vendor"
 //       {"shared-tile", "step", launch_shared_tile}};  // the chapter's kernels
-//   if (opt.verify_only) sw::transpose::verify(report, table, sw::transpose::verify_shapes(cli, t),
-//   opt.seed); else sw::transpose::benchmark(report, opt, table, {t.rows, t.cols}, opt.seed);
+//   if (opt.verify_only)
+//     sw::transpose::verify(report, blas, table, sw::transpose::verify_shapes(cli, t), opt.seed);
+//   else
+//     sw::transpose::benchmark(report, blas, opt, table, {t.rows, t.cols}, opt.seed);
 //
+// The timed call runs step.launch(args), and the launcher holds the <<<>>>.
 // run_float_chapter() below is that whole main() for a chapter of float kernels.
 // Checks are exact (bit for bit) against the input copied back from the GPU,
 // outputs are poisoned (NaN) before every checked run, and every shape of the
 // sweep is run in both layouts, rows x cols and cols x rows.
 //
 // Any shape that fits in device memory: a kernel's grid has one block per tile
-// along x (up to 2^31 - 1 tiles) and at most 65535 along y; beyond that the
-// launchers start one grid per band of 65535 tiles along y (see for_each_band). A loop
+// along x (up to 2^31 - 1 tiles) and at most 65535 along y; beyond that a
+// launcher starts one grid per band of 65535 tiles along y (see Bands). A loop
 // over tiles inside the kernels would do the same, but it costs registers: the
 // compiler keeps every tile's addresses live across it (tile64: 142 instead of 80).
 #pragma once
@@ -35,7 +40,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -120,44 +124,76 @@ inline std::vector<Shape> verify_shapes(const Cli& cli, const Options& t) {
   return sweep_shapes();
 }
 
-// A 1-D grid of `blocks`, checked against grid.x's limit. Only a matrix of 2^36
+// grid.x for `blocks` blocks, checked against its limit. Only a matrix of 2^36
 // elements or more (256 GiB of floats each way) could pass it.
-inline dim3 grid_x(int64_t blocks) {
+inline unsigned grid_x(int64_t blocks) {
   if (blocks > kMaxGridX) {
     std::fprintf(stderr, "error: %lld blocks are more than grid.x allows (%lld)\n",
                  static_cast<long long>(blocks), static_cast<long long>(kMaxGridX));
     std::exit(kExitFailed);
   }
-  return dim3(static_cast<unsigned>(blocks));
+  return static_cast<unsigned>(blocks);
 }
 
-// Launches a kernel of tile x tile pieces over a matrix: grid.x over the tiles
-// along x_side, grid.y over those along y_side. grid.y holds at most 65535 tiles,
-// so a longer y_side is cut into bands of exactly 65535 tiles, one grid each, the
-// last band starting early enough to end at y_side (it overlaps the one before it,
-// whose elements it writes again with the same values). launch(first, grid) gets
-// the band's first element along y_side; it offsets the pointers by it, so the
-// kernels keep a plain blockIdx.y, and in a band blockIdx.y * tile + threadIdx.y
-// < y_side always holds. One grid covers any y_side up to 65535 tiles:
-//   sw::transpose::for_each_band(cols, rows, kTile, [&](int64_t r0, dim3 grid) {
-//     kernel<<<grid, block>>>(in + r0 * cols, out + r0, rows, cols);  // band of rows r0..
-//   });
-template <class Launch>
-void for_each_band(int64_t x_side, int64_t y_side, int tile, Launch launch) {
-  dim3 grid = grid_x(ceil_div(x_side, tile));
-  const int64_t band = int64_t{kMaxGridY} * tile;  // elements along y_side in a full band
-  if (y_side <= band) {
-    grid.y = static_cast<unsigned>(ceil_div(y_side, tile));
-    launch(int64_t{0}, grid);
-    CHECK_LAUNCH();
-    return;
-  }
-  grid.y = kMaxGridY;
-  for (int64_t first = 0; first < y_side; first += band) {
-    launch(std::min(first, y_side - band), grid);
-    CHECK_LAUNCH();
-  }
-}
+// The bands of tile x tile tiles along a launcher's y side. grid.y holds at most
+// 65535 tiles, so a longer side is cut into bands of exactly 65535 tiles, one grid
+// each, the last band starting early enough to end at the side (it overlaps the one
+// before it, whose elements it writes again with the same values). Iterating gives
+// each band's first element along the side; the launcher offsets its pointers by
+// it, so the kernels keep a plain blockIdx.y, and in a band blockIdx.y * tile +
+// threadIdx.y < side always holds. One band covers any side up to 65535 tiles:
+//   const sw::transpose::Bands bands(a.rows, kTile);  // y: input rows
+//   const dim3 grid(sw::transpose::grid_x(sw::ceil_div(a.cols, kTile)), bands.tiles);
+//   for (const int64_t r0 : bands) {  // band of rows r0..
+//     kernel<<<grid, block>>>(a.in + r0 * a.cols, a.out + r0, a.rows, a.cols);
+//     CHECK_LAUNCH();
+//   }
+class Bands {
+ public:
+  Bands(int64_t side, int tile)
+      : tiles(static_cast<unsigned>(std::min<int64_t>(ceil_div(side, tile), kMaxGridY))),
+        span_(int64_t{tiles} * tile),
+        last_(std::max<int64_t>(0, side - span_)),
+        end_(ceil_div(side, span_) * span_) {}
+  const unsigned tiles;  // grid.y: tiles along y in one band
+
+  class Iterator {
+   public:
+    Iterator(int64_t first, const Bands& b) : first_(first), b_(b) {}
+    int64_t operator*() const { return std::min(first_, b_.last_); }
+    Iterator& operator++() {
+      first_ += b_.span_;
+      return *this;
+    }
+    bool operator!=(const Iterator& o) const { return first_ != o.first_; }
+
+   private:
+    int64_t first_;
+    const Bands& b_;
+  };
+  Iterator begin() const { return {0, *this}; }
+  Iterator end() const { return {end_, *this}; }
+
+ private:
+  int64_t span_;  // elements along y in one band
+  int64_t last_;  // the last band's first element
+  int64_t end_;   // past the last band, a whole number of spans from 0
+};
+
+// --- what a launcher gets --------------------------------------------------------------
+
+// One transpose (or, for a copy row, out = in): the buffers, the input's shape, and
+// the cuBLAS handle that the vendor row launches on (the kernels' launchers ignore it).
+template <class T>
+struct Args {
+  const T* in;
+  T* out;  // cols x rows (a copy row: rows x cols)
+  int64_t rows, cols;
+  cublasHandle_t blas;
+};
+
+template <class T>
+using Launch = void (*)(const Args<T>&);  // every launch of one whole transpose, each checked
 
 // --- the copy ceiling: same launch shape as the chapters' first kernels -------------
 
@@ -174,12 +210,30 @@ __global__ void copy_kernel(const T* __restrict__ in, T* __restrict__ out, int64
 }
 
 template <class T>
-void launch_copy(const T* in, T* out, int64_t rows, int64_t cols) {
-  for_each_band(cols, rows, kCopyTile,
-                [&](int64_t r0, dim3 grid) {  // one grid unless > 65535 tile rows
-                  copy_kernel<<<grid, dim3(kCopyTile, kCopyTile)>>>(in + r0 * cols, out + r0 * cols,
-                                                                    rows, cols);
-                });
+void launch_copy(const Args<T>& a) {
+  const Bands bands(a.rows, kCopyTile);  // y: rows, one band unless > 65535 tile rows
+  const dim3 grid(grid_x(ceil_div(a.cols, kCopyTile)), bands.tiles), block(kCopyTile, kCopyTile);
+  for (const int64_t r0 : bands) {
+    copy_kernel<<<grid, block>>>(a.in + r0 * a.cols, a.out + r0 * a.cols, a.rows, a.cols);
+    CHECK_LAUNCH();
+  }
+}
+
+// --- the launcher of the tiled transposes --------------------------------------------
+
+// A kernel that transposes the TILE x TILE input tile at (blockIdx.y, blockIdx.x) with a
+// BX x BY block: the grid is laid over the input, x along its columns, y along its rows
+// in bands (Bands). Chapter 09's naive-read-coalesced, chapter 10's shared-tile and
+// chapter 11's padded and 2-D-order steps each name an instantiation as their launcher,
+// under their kernel: the timed call runs it, and it holds the grid and the <<<>>>.
+template <class T, void (*Kernel)(const T*, T*, int64_t, int64_t), int TILE, int BX, int BY>
+void launch_tiles(const Args<T>& a) {
+  const Bands bands(a.rows, TILE);  // x: input columns, y: input rows
+  const dim3 grid(grid_x(ceil_div(a.cols, TILE)), bands.tiles), block(BX, BY);
+  for (const int64_t r0 : bands) {  // one band unless more than 65535 tile rows
+    Kernel<<<grid, block>>>(a.in + r0 * a.cols, a.out + r0, a.rows, a.cols);
+    CHECK_LAUNCH();
+  }
 }
 
 // --- steps ---------------------------------------------------------------------------
@@ -187,11 +241,9 @@ void launch_copy(const T* in, T* out, int64_t rows, int64_t cols) {
 // One row of a chapter's step table.
 template <class T>
 struct Step {
-  std::string name;  // short kebab-case
-  std::string role;  // "ceiling", "vendor", "step" or "anti-example"
-  // Launches, checked. A std::function, not a function pointer: vendor_step's row captures
-  // the handle of the Blas it is given.
-  std::function<void(const T* in, T* out, int64_t rows, int64_t cols)> run;
+  std::string name;      // short kebab-case
+  std::string role;      // "ceiling", "vendor", "step" or "anti-example"
+  Launch<T> launch;      // the timed call runs it; it holds the <<<>>> (or the cuBLAS call)
   bool is_copy = false;  // out is a copy of in (rows x cols), not its transpose
   bool large = true;     // also run on the >2^31-element shapes (our kernels; not cuBLAS)
 };
@@ -206,28 +258,24 @@ Step<T> copy_step() {
 // (ldc = rows). C = 1 * A^T + 0 * B; with beta = 0, B is not read (we pass C, as in
 // cuBLAS's documented in-place form). Multiplying by 1 is exact. The _64 API takes
 // 64-bit sides, so cuBLAS, like our kernels, takes any shape that fits in memory.
-inline void geam_transpose(cublasHandle_t h, const float* in, float* out, int64_t rows,
-                           int64_t cols) {
+inline void launch_cublas_geam(const Args<float>& a) {
   const float one = 1.0f, zero = 0.0f;
-  CUBLAS_CHECK(cublasSgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out,
-                              rows, out, rows));
+  CUBLAS_CHECK(cublasSgeam_64(a.blas, CUBLAS_OP_T, CUBLAS_OP_N, a.rows, a.cols, &one, a.in, a.cols,
+                              &zero, a.out, a.rows, a.out, a.rows));
   CUDA_CHECK(cudaGetLastError());
 }
-inline void geam_transpose(cublasHandle_t h, const double* in, double* out, int64_t rows,
-                           int64_t cols) {
+inline void launch_cublas_geam(const Args<double>& a) {
   const double one = 1.0, zero = 0.0;
-  CUBLAS_CHECK(cublasDgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out,
-                              rows, out, rows));
+  CUBLAS_CHECK(cublasDgeam_64(a.blas, CUBLAS_OP_T, CUBLAS_OP_N, a.rows, a.cols, &one, a.in, a.cols,
+                              &zero, a.out, a.rows, a.out, a.rows));
   CUDA_CHECK(cudaGetLastError());
 }
 
+// The vendor row: cublasSgeam_64 or cublasDgeam_64 on the handle in Args.
 template <class T>
-Step<T> vendor_step(const Blas& blas) {
-  const cublasHandle_t h = blas.get();
+Step<T> vendor_step() {
   const char* name = sizeof(T) == sizeof(float) ? "cublas-sgeam" : "cublas-dgeam";
-  return {name, "vendor",
-          [h](const T* in, T* out, int64_t r, int64_t c) { geam_transpose(h, in, out, r, c); },
-          false, false};
+  return {name, "vendor", launch_cublas_geam, false, false};
 }
 
 // --- buffers -------------------------------------------------------------------------
@@ -259,6 +307,10 @@ struct Buffers {
   void read_out(Shape shape) {
     CUDA_CHECK(
         cudaMemcpy(host_out.get(), out.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+  // What a launcher gets for `shape`: these buffers and the handle of `blas`.
+  Args<T> args(Shape shape, const Blas& blas) {
+    return {in.get(), out.get(), shape.rows, shape.cols, blas.get()};
   }
 };
 
@@ -373,8 +425,8 @@ std::string output_error(const Step<T>& step, const Buffers<T>& b, Shape s) {
 // cuBLAS is skipped (what we prove is our kernels' 64-bit indexing) and each shape
 // runs in the layout given: an 8 GiB shape costs seconds per check.
 template <class T>
-void verify(Report& report, const std::vector<Step<T>>& steps, const std::vector<Shape>& shapes,
-            uint64_t seed, bool only_large = false) {
+void verify(Report& report, const Blas& blas, const std::vector<Step<T>>& steps,
+            const std::vector<Shape>& shapes, uint64_t seed, bool only_large = false) {
   std::vector<Shape> cases;
   for (const Shape& s : shapes) {
     cases.push_back(s);
@@ -389,7 +441,7 @@ void verify(Report& report, const std::vector<Step<T>>& steps, const std::vector
     for (const Step<T>& step : steps) {
       if (only_large && !step.large) continue;
       b.poison_out(s);
-      step.run(b.in.get(), b.out.get(), s.rows, s.cols);
+      step.launch(b.args(s, blas));
       CUDA_CHECK(cudaDeviceSynchronize());
       b.read_out(s);
       const std::string error = output_error(step, b, s);
@@ -402,35 +454,38 @@ void verify(Report& report, const std::vector<Step<T>>& steps, const std::vector
 // (not cuBLAS, the plain copy or an anti-example). Proves their 64-bit indexing and
 // their bands past 65535 tile rows.
 template <class T>
-void verify_large(Report& report, const Gpu& gpu, const std::vector<Step<T>>& steps,
-                  uint64_t seed) {
+void verify_large(Report& report, const Blas& blas, const Gpu& gpu,
+                  const std::vector<Step<T>>& steps, uint64_t seed) {
   int64_t most = 0;
   for (const Shape& s : large_shapes()) most = std::max(most, s.count());
   sw::require_fits(gpu, "--large (elements)", most, 2.0 * sizeof(T));
   std::vector<Step<T>> ours;
   for (const Step<T>& step : steps)
     if (step.large && step.name != "copy" && step.role != "anti-example") ours.push_back(step);
-  verify(report, ours, large_shapes(), seed, /*only_large=*/true);
+  verify(report, blas, ours, large_shapes(), seed, /*only_large=*/true);
 }
 
 // --- the benchmark -------------------------------------------------------------------------
 
 // Times each step on one shape and checks its output. The output is poisoned
 // once before the warm-up and timed runs, and checked after them: an element that
-// no run wrote is still NaN. One timed run is `launches` launches back to back.
+// no run wrote is still NaN. One timed run is `launches` calls of the step's
+// launcher back to back, the launcher holding the <<<>>> (or the cuBLAS call).
 // Every row carries its shape (extra rows, cols) and `note` (e.g. "double",
 // "cache-resident"); role_override (e.g. "sweep") replaces each step's role.
 template <class T>
-void benchmark(Report& report, const CommonOptions& opt, const std::vector<Step<T>>& steps, Shape s,
-               uint64_t seed, const std::string& note = "", const std::string& role_override = "",
+void benchmark(Report& report, const Blas& blas, const CommonOptions& opt,
+               const std::vector<Step<T>>& steps, Shape s, uint64_t seed,
+               const std::string& note = "", const std::string& role_override = "",
                const std::string& problem = "", int launches = 1) {
   Buffers<T> b(s.count());
   b.prepare(s, seed);
   const double moved =
       2.0 * static_cast<double>(s.count()) * sizeof(T) * launches;  // read once, written once
+  const Args<T> args = b.args(s, blas);
   for (const Step<T>& step : steps) {
     const auto run = [&] {
-      for (int i = 0; i < launches; ++i) step.run(b.in.get(), b.out.get(), s.rows, s.cols);
+      for (int i = 0; i < launches; ++i) step.launch(args);
     };
     Result r{step.name, s.count(), moved,
              {},        true,      role_override.empty() ? step.role : role_override};
@@ -468,7 +523,7 @@ void benchmark(Report& report, const CommonOptions& opt, const std::vector<Step<
 // A single launch this small is mostly launch latency, so one timed run is
 // kCacheLaunches launches back to back.
 template <class T>
-void benchmark_cache_resident(Report& report, const CommonOptions& opt,
+void benchmark_cache_resident(Report& report, const Blas& blas, const CommonOptions& opt,
                               const std::vector<Step<T>>& steps, uint64_t seed,
                               const std::string& problem = "", int64_t side = kCacheResidentSide) {
   const Shape s{side, side};
@@ -477,7 +532,7 @@ void benchmark_cache_resident(Report& report, const CommonOptions& opt,
       " MiB moved per launch, " + std::to_string(kCacheLaunches) +
       " launches per timed run: input and output stay in the L2. Compare these rows with each "
       "other, not with the DRAM-size rows (their 'vs lib' is against cuBLAS at the same size)");
-  benchmark(report, opt, steps, s, seed, "cache-resident", "sweep", problem, kCacheLaunches);
+  benchmark(report, blas, opt, steps, s, seed, "cache-resident", "sweep", problem, kCacheLaunches);
 }
 
 // Exits 2 (naming --rows and --cols) when in + out of rows x cols elements of
@@ -503,14 +558,14 @@ inline int run_float_chapter(int argc, char** argv, const char* program, const c
   if (!opt.verify_only || shape_given(cli)) require_fits(gpu, t, sizeof(float));
   Report report(opt, gpu.copy_gbps, chapter, "transpose");
   const Blas blas;
-  std::vector<Step<float>> table = {copy_step<float>(), vendor_step<float>(blas)};
+  std::vector<Step<float>> table = {copy_step<float>(), vendor_step<float>()};
   table.insert(table.end(), steps.begin(), steps.end());
   if (opt.verify_only) {
-    verify(report, table, verify_shapes(cli, t), opt.seed);
+    verify(report, blas, table, verify_shapes(cli, t), opt.seed);
     return report.exit_code();
   }
-  benchmark(report, opt, table, {t.rows, t.cols}, opt.seed);
-  benchmark_cache_resident(report, opt, table, opt.seed);
+  benchmark(report, blas, opt, table, {t.rows, t.cols}, opt.seed);
+  benchmark_cache_resident(report, blas, opt, table, opt.seed);
   return report.exit_code();
 }
 

@@ -31,7 +31,8 @@ constexpr int kTile = 32;  // a 32 x 32 block moves a 32 x 32 tile, one element 
 // Both kernels: a grid of tiles, blockIdx.x along grid.x, blockIdx.y along y.
 // grid.y holds at most 65535 tiles, so past 2,097,120 elements along y the
 // launchers start one grid per band of 65535 tiles, the pointers offset to the
-// band's first row (or column): sw::transpose::for_each_band.
+// band's first row (or column): sw::transpose::Bands. Each launcher computes its
+// grid and block beside its <<<>>>, and the harness's timed call runs it directly.
 
 // naive-read-coalesced: threadIdx.x walks along an INPUT row: reads coalesced,
 // writes strided by `rows`.
@@ -45,13 +46,9 @@ __global__ void transpose_naive_read_coalesced(const float* __restrict__ in,
   // lab naive: end
 }
 
-void launch_naive_read_coalesced(const float* in, float* out, int64_t rows, int64_t cols) {
-  sw::transpose::for_each_band(cols, rows, kTile,
-                               [&](int64_t r0, dim3 grid) {  // x: input columns, y: input rows
-                                 transpose_naive_read_coalesced<<<grid, dim3(kTile, kTile)>>>(
-                                     in + r0 * cols, out + r0, rows, cols);
-                               });
-}
+// Its launcher: the grid over the input's tiles, in bands (common/transpose_harness.h).
+constexpr sw::transpose::Launch<float> launch_naive_read_coalesced =
+    sw::transpose::launch_tiles<float, transpose_naive_read_coalesced, kTile, kTile, kTile>;
 
 // naive-write-coalesced: threadIdx.x walks along an OUTPUT row: writes coalesced,
 // reads strided by `cols`. The grid is laid over the output: x over its columns
@@ -66,12 +63,15 @@ __global__ void transpose_naive_write_coalesced(const float* __restrict__ in,
   // lab naive: end
 }
 
-void launch_naive_write_coalesced(const float* in, float* out, int64_t rows, int64_t cols) {
-  sw::transpose::for_each_band(rows, cols, kTile,
-                               [&](int64_t c0, dim3 grid) {  // x: input rows, y: input columns
-                                 transpose_naive_write_coalesced<<<grid, dim3(kTile, kTile)>>>(
-                                     in + c0, out + c0 * rows, rows, cols);
-                               });
+void launch_naive_write_coalesced(const sw::transpose::Args<float>& a) {
+  const sw::transpose::Bands bands(a.cols, kTile);  // x: input rows, y: input columns
+  const dim3 grid(sw::transpose::grid_x(sw::ceil_div(a.rows, kTile)), bands.tiles);
+  const dim3 block(kTile, kTile);
+  for (const int64_t c0 : bands) {  // one band unless more than 65535 tile columns
+    transpose_naive_write_coalesced<<<grid, block>>>(a.in + c0, a.out + c0 * a.rows, a.rows,
+                                                     a.cols);
+    CHECK_LAUNCH();
+  }
 }
 
 }  // namespace

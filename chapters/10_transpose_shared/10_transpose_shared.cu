@@ -33,7 +33,7 @@ constexpr int kTile = 32;  // 32 x 32 threads move one 32 x 32 tile, one element
 
 // A grid of tiles: blockIdx.x is the tile column, blockIdx.y the tile row. grid.y
 // holds at most 65535, so past 2,097,120 rows the launcher starts one grid per band
-// of 65535 tile rows, the pointers offset to the band (sw::transpose::for_each_band).
+// of 65535 tile rows, the pointers offset to the band (sw::transpose::Bands).
 __global__ void transpose_shared_tile(const float* __restrict__ in, float* __restrict__ out,
                                       int64_t rows, int64_t cols) {
   __shared__ float tile[kTile][kTile];  // unpadded: a column of the tile lies in one bank
@@ -53,12 +53,9 @@ __global__ void transpose_shared_tile(const float* __restrict__ in, float* __res
   // lab shared-tile: end
 }
 
-void launch_shared_tile(const float* in, float* out, int64_t rows, int64_t cols) {
-  sw::transpose::for_each_band(
-      cols, rows, kTile, [&](int64_t r0, dim3 grid) {  // x: input columns, y: input rows
-        transpose_shared_tile<<<grid, dim3(kTile, kTile)>>>(in + r0 * cols, out + r0, rows, cols);
-      });
-}
+// Its launcher: the grid over the input's tiles, in bands (common/transpose_harness.h).
+constexpr sw::transpose::Launch<float> launch_shared_tile =
+    sw::transpose::launch_tiles<float, transpose_shared_tile, kTile, kTile, kTile>;
 
 }  // namespace
 

@@ -55,7 +55,9 @@ constexpr int kPad = 1;    // one extra element per tile row shifts each row by 
 
 // The kernels of a 2-D grid: blockIdx.x is the tile column, blockIdx.y the tile
 // row. grid.y holds at most 65535, so past 65535 tile rows a launcher starts one
-// grid per band of them, the pointers offset to the band (for_each_band).
+// grid per band of them, the pointers offset to the band (sw::transpose::Bands).
+// Each launcher computes its grid and block beside its <<<>>>, and the harness's
+// timed call runs it directly.
 
 // --- 1. padded ------------------------------------------------------------------------
 
@@ -73,12 +75,9 @@ __global__ void transpose_padded(const float* __restrict__ in, float* __restrict
   // lab shared-tile: end
 }
 
-void launch_padded(const float* in, float* out, int64_t rows, int64_t cols) {
-  sw::transpose::for_each_band(
-      cols, rows, kTile, [&](int64_t r0, dim3 grid) {  // x: input columns, y: input rows
-        transpose_padded<<<grid, dim3(kTile, kTile)>>>(in + r0 * cols, out + r0, rows, cols);
-      });
-}
+// Its launcher: the grid over the input's tiles, in bands (common/transpose_harness.h).
+constexpr sw::transpose::Launch<float> launch_padded =
+    sw::transpose::launch_tiles<float, transpose_padded, kTile, kTile, kTile>;
 
 }  // namespace
 
@@ -115,30 +114,30 @@ int main(int argc, char** argv) {
   if (!opt.verify_only || sw::transpose::shape_given(cli))
     sw::transpose::require_fits(gpu, t, sizeof(double));  // floats, then doubles
   sw::Report report(opt, gpu.copy_gbps, "11", "transpose");
-  const sw::Blas blas;
+  const sw::Blas blas;  // the harness puts its handle in each launcher's Args, for the cuBLAS rows
 
   const FloatStep copy_wide{"copy-tile64-float4", "ceiling", launch_copy_tile64_float4, true};
-  const FloatStep sgeam = sw::transpose::vendor_step<float>(blas);
+  const FloatStep sgeam = sw::transpose::vendor_step<float>();
   std::vector<FloatStep> floats = {sw::transpose::copy_step<float>(), copy_wide, sgeam};
   floats.insert(floats.end(), float_steps.begin(), float_steps.end());
-  std::vector<DoubleStep> doubles = {sw::transpose::vendor_step<double>(blas)};
+  std::vector<DoubleStep> doubles = {sw::transpose::vendor_step<double>()};
   doubles.insert(doubles.end(), double_steps.begin(), double_steps.end());
 
   if (opt.verify_only &&
       t.large) {  // floats only: the double kernels share their bodies (~2 x 8.6 GB)
-    sw::transpose::verify_large(report, gpu, floats, opt.seed);
+    sw::transpose::verify_large(report, blas, gpu, floats, opt.seed);
     return report.exit_code();
   }
   if (opt.verify_only) {
-    sw::transpose::verify(report, floats, sw::transpose::verify_shapes(cli, t), opt.seed);
-    sw::transpose::verify(report, doubles, sw::transpose::verify_shapes(cli, t), opt.seed);
+    sw::transpose::verify(report, blas, floats, sw::transpose::verify_shapes(cli, t), opt.seed);
+    sw::transpose::verify(report, blas, doubles, sw::transpose::verify_shapes(cli, t), opt.seed);
     return report.exit_code();
   }
-  sw::transpose::benchmark(report, opt, floats, {t.rows, t.cols}, opt.seed);
-  sw::transpose::benchmark(report, opt, doubles, {t.rows, t.cols}, opt.seed, "double", "",
+  sw::transpose::benchmark(report, blas, opt, floats, {t.rows, t.cols}, opt.seed);
+  sw::transpose::benchmark(report, blas, opt, doubles, {t.rows, t.cols}, opt.seed, "double", "",
                            "transpose-f64");
   // At the cache-resident size: the float ceiling, cuBLAS, the first and the best step.
   const std::vector<FloatStep> cached = {copy_wide, sgeam, float_steps.front(), float_steps.back()};
-  sw::transpose::benchmark_cache_resident(report, opt, cached, opt.seed);
+  sw::transpose::benchmark_cache_resident(report, blas, opt, cached, opt.seed);
   return report.exit_code();
 }

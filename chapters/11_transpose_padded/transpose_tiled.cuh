@@ -1,6 +1,7 @@
 // Chapter 11's tiled steps: padded-32x8, tile64, tile64-float4, tile64-rows,
 // tile64-rows-grouped, the copy ceiling of tile64-float4 and the double kernels, each with
-// its launcher under it, after the tile body they share (move_tile and its two orders).
+// its launcher under it, after the tile body they share (move_tile and its two orders) and
+// launch_2d, the one launcher of every kernel of the 2-D order.
 // Included once, by 11_transpose_padded.cu after its kTile and kPad, which it uses.
 #pragma once
 
@@ -147,6 +148,13 @@ __device__ void transpose_2d_order(const T* __restrict__ in, T* __restrict__ out
                              static_cast<int64_t>(blockIdx.x) * TILE);
 }
 
+// The launcher of a kernel of the 2-D order: sw::transpose::launch_tiles (the grid over
+// the input's tiles, in bands) with 256 threads a block, one block per TILE x TILE tile.
+// Each step's launcher, right under its kernel, is this instantiated for that kernel.
+template <class T, void (*Kernel)(const T*, T*, int64_t, int64_t), int TILE>
+constexpr sw::transpose::Launch<T> launch_2d =
+    sw::transpose::launch_tiles<T, Kernel, TILE, sw::kWarp, kWarps>;
+
 // The grouped order: a 1-D grid, one block per tile, that walks bands of kGroup
 // tile-columns, tile row by tile row within a band, so that the blocks running at
 // one time cover a compact patch of tiles instead of a few whole tile rows.
@@ -170,11 +178,8 @@ __global__ void __launch_bounds__(kThreads)
   transpose_2d_order<float, kTile, 1, kNarrowRow>(in, out, rows, cols);
 }
 
-void launch_padded_32x8(const float* in, float* out, int64_t rows, int64_t cols) {
-  sw::transpose::for_each_band(cols, rows, kTile, [&](int64_t r0, dim3 grid) {
-    transpose_padded_32x8<<<grid, dim3(sw::kWarp, kWarps)>>>(in + r0 * cols, out + r0, rows, cols);
-  });
-}
+constexpr sw::transpose::Launch<float> launch_padded_32x8 =
+    launch_2d<float, transpose_padded_32x8, kTile>;
 
 // --- 3. tile64 (anti-example): a 64 x 64 tile, sixteen scalar elements per thread ------------
 
@@ -184,11 +189,8 @@ __global__ void __launch_bounds__(kThreads)
   transpose_2d_order<float, kWideTile, 1, kNarrowRow>(in, out, rows, cols);
 }
 
-void launch_tile64(const float* in, float* out, int64_t rows, int64_t cols) {
-  sw::transpose::for_each_band(cols, rows, kWideTile, [&](int64_t r0, dim3 grid) {
-    transpose_tile64<<<grid, dim3(sw::kWarp, kWarps)>>>(in + r0 * cols, out + r0, rows, cols);
-  });
-}
+constexpr sw::transpose::Launch<float> launch_tile64 =
+    launch_2d<float, transpose_tile64, kWideTile>;
 
 // --- 4. tile64-float4: the same tile, 16-byte loads and stores ---------------------------------
 
@@ -198,12 +200,8 @@ __global__ void __launch_bounds__(kThreads)
   transpose_2d_order<float, kWideTile, 4, kNarrowRow>(in, out, rows, cols);
 }
 
-void launch_tile64_float4(const float* in, float* out, int64_t rows, int64_t cols) {
-  sw::transpose::for_each_band(cols, rows, kWideTile, [&](int64_t r0, dim3 grid) {
-    transpose_tile64_float4<<<grid, dim3(sw::kWarp, kWarps)>>>(in + r0 * cols, out + r0, rows,
-                                                               cols);
-  });
-}
+constexpr sw::transpose::Launch<float> launch_tile64_float4 =
+    launch_2d<float, transpose_tile64_float4, kWideTile>;
 
 // The copy ceiling of tile64-float4's launch shape, vector width and pieces: out = in.
 __global__ void __launch_bounds__(kThreads)
@@ -229,11 +227,14 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-void launch_copy_tile64_float4(const float* in, float* out, int64_t rows, int64_t cols) {
-  sw::transpose::for_each_band(cols, rows, kWideTile, [&](int64_t r0, dim3 grid) {
-    copy_tile64_float4<<<grid, dim3(sw::kWarp, kWarps)>>>(in + r0 * cols, out + r0 * cols, rows,
-                                                          cols);
-  });
+void launch_copy_tile64_float4(const sw::transpose::Args<float>& a) {
+  const sw::transpose::Bands bands(a.rows, kWideTile);  // x: columns, y: rows
+  const dim3 grid(sw::transpose::grid_x(sw::ceil_div(a.cols, kWideTile)), bands.tiles);
+  const dim3 block(sw::kWarp, kWarps);
+  for (const int64_t r0 : bands) {  // one band unless more than 65535 tile rows
+    copy_tile64_float4<<<grid, block>>>(a.in + r0 * a.cols, a.out + r0 * a.cols, a.rows, a.cols);
+    CHECK_LAUNCH();
+  }
 }
 
 // --- 5. tile64-rows: a float2 per lane, one 256-byte row segment per warp instruction ----------
@@ -244,11 +245,8 @@ __global__ void __launch_bounds__(kThreads)
   transpose_2d_order<float, kWideTile, 2, kWideRow>(in, out, rows, cols);
 }
 
-void launch_tile64_rows(const float* in, float* out, int64_t rows, int64_t cols) {
-  sw::transpose::for_each_band(cols, rows, kWideTile, [&](int64_t r0, dim3 grid) {
-    transpose_tile64_rows<<<grid, dim3(sw::kWarp, kWarps)>>>(in + r0 * cols, out + r0, rows, cols);
-  });
-}
+constexpr sw::transpose::Launch<float> launch_tile64_rows =
+    launch_2d<float, transpose_tile64_rows, kWideTile>;
 
 // --- 6. tile64-rows-grouped: the same tiles in the grouped order -------------------------------
 
@@ -258,10 +256,10 @@ __global__ void __launch_bounds__(kThreads)
   transpose_grouped_order<float, kWideTile, 2, kWideRow>(in, out, rows, cols);
 }
 
-void launch_tile64_rows_grouped(const float* in, float* out, int64_t rows, int64_t cols) {
-  const dim3 grid =
-      sw::transpose::grid_x(sw::ceil_div(rows, kWideTile) * sw::ceil_div(cols, kWideTile));
-  transpose_tile64_rows_grouped<<<grid, dim3(sw::kWarp, kWarps)>>>(in, out, rows, cols);
+void launch_tile64_rows_grouped(const sw::transpose::Args<float>& a) {
+  const int64_t tiles = sw::ceil_div(a.rows, kWideTile) * sw::ceil_div(a.cols, kWideTile);
+  const dim3 grid(sw::transpose::grid_x(tiles)), block(sw::kWarp, kWarps);  // a block per tile
+  transpose_tile64_rows_grouped<<<grid, block>>>(a.in, a.out, a.rows, a.cols);
   CHECK_LAUNCH();
 }
 
@@ -274,12 +272,8 @@ __global__ void __launch_bounds__(kThreads)
   transpose_2d_order<double, kTile, 1, kNarrowRow>(in, out, rows, cols);
 }
 
-void launch_double_tile32(const double* in, double* out, int64_t rows, int64_t cols) {
-  sw::transpose::for_each_band(cols, rows, kTile, [&](int64_t r0, dim3 grid) {
-    transpose_double_tile32<<<grid, dim3(sw::kWarp, kWarps)>>>(in + r0 * cols, out + r0, rows,
-                                                               cols);
-  });
-}
+constexpr sw::transpose::Launch<double> launch_double_tile32 =
+    launch_2d<double, transpose_double_tile32, kTile>;
 
 __global__ void __launch_bounds__(kThreads)
     transpose_double_tile32_grouped(const double* __restrict__ in, double* __restrict__ out,
@@ -287,9 +281,10 @@ __global__ void __launch_bounds__(kThreads)
   transpose_grouped_order<double, kTile, 1, kNarrowRow>(in, out, rows, cols);
 }
 
-void launch_double_tile32_grouped(const double* in, double* out, int64_t rows, int64_t cols) {
-  const dim3 grid = sw::transpose::grid_x(sw::ceil_div(rows, kTile) * sw::ceil_div(cols, kTile));
-  transpose_double_tile32_grouped<<<grid, dim3(sw::kWarp, kWarps)>>>(in, out, rows, cols);
+void launch_double_tile32_grouped(const sw::transpose::Args<double>& a) {
+  const int64_t tiles = sw::ceil_div(a.rows, kTile) * sw::ceil_div(a.cols, kTile);
+  const dim3 grid(sw::transpose::grid_x(tiles)), block(sw::kWarp, kWarps);  // a block per tile
+  transpose_double_tile32_grouped<<<grid, block>>>(a.in, a.out, a.rows, a.cols);
   CHECK_LAUNCH();
 }
 
