@@ -57,17 +57,17 @@
 
 namespace {
 
+using ch12::Alloc;
 using ch12::chunk_length;
 using ch12::Dot;
-using ch12::e2e_alloc_per_call;
-using ch12::e2e_overlap;
-using ch12::e2e_pageable;
-using ch12::e2e_pinned;
+using ch12::From;
 using ch12::kChunks;
 using ch12::kStreams;
+using ch12::launch_e2e;
+using ch12::launch_e2e_overlap;
 using dot::kBlock;
 using dot::kVec;
-using dot::launch_two_pass;
+using dot::launch_final;
 constexpr int64_t kDefaultN = int64_t{1} << 28;  // 1 GiB per vector, far beyond L2
 constexpr int64_t kSmallN = int64_t{1} << 20;    // 4 MiB per vector: fits in L2
 constexpr double kBigCall = 64e6;                // bytes; slower calls are timed fewer times
@@ -79,12 +79,18 @@ constexpr int64_t kVendorThreads = 1024;
 
 // --- the versions: kernel only (device in, device out) --------------------------------------
 
-void cublas_sdot(Dot& d) {
+// cublas-sdot, the vendor row: the result stays on the GPU (device pointer mode).
+void launch_cublas_sdot(Dot& d) {
   CUBLAS_CHECK(cublasSdot_64(d.blas, d.n, d.x.get(), 1, d.y.get(), 1, d.result.get()));
 }
 
-void two_pass_float4(Dot& d) {
-  launch_two_pass(d.x.get(), d.y.get(), d.n, d.partials.get(), d.max_blocks, d.result.get(), 0);
+// two-pass-float4 (dot_kernel.cuh): the block sums, one full wave at most, then one block adds
+// them in a fixed order.
+void launch_two_pass_float4(Dot& d) {
+  const int64_t blocks = dot::blocks_for(d.n, d.max_blocks);
+  dot::dot_partials<<<blocks, kBlock>>>(d.x.get(), d.y.get(), d.n, d.partials.get());
+  CHECK_LAUNCH();
+  launch_final(d.partials.get(), blocks, d.result.get(), 0);
 }
 
 // --- error bounds: the longest chain of float roundings a product goes through -------------
@@ -114,23 +120,23 @@ int64_t depth_vendor(const Dot& d) { return sw::ceil_div(d.n, kVendorThreads) + 
 
 // --- the step table ---------------------------------------------------------------------------
 
-enum class From { Device, Pageable, Pinned };  // where x and y are when the call starts
-
 struct Step {
   const char* name;
-  void (*run)(Dot& d);  // From::Device: the answer in d.result (device); else in d.answer (host)
+  void (*launch)(Dot& d);  // From::Device: the answer in d.result (device); else in d.answer (host)
   int64_t (*depth)(const Dot& d);
   const char* role;
   From from;
   int streams;
 };
 const Step kSteps[] = {
-    {"cublas-sdot", cublas_sdot, depth_vendor, "vendor", From::Device, 1},
-    {"two-pass-float4", two_pass_float4, depth_two_pass, "step", From::Device, 1},
-    {"e2e-pageable", e2e_pageable, depth_two_pass, "step", From::Pageable, 1},
-    {"e2e-pinned", e2e_pinned, depth_two_pass, "step", From::Pinned, 1},
-    {"e2e-overlap", e2e_overlap, depth_overlap, "step", From::Pinned, kStreams},
-    {"e2e-alloc-per-call", e2e_alloc_per_call, depth_two_pass, "anti-example", From::Pageable, 1},
+    {"cublas-sdot", launch_cublas_sdot, depth_vendor, "vendor", From::Device, 1},
+    {"two-pass-float4", launch_two_pass_float4, depth_two_pass, "step", From::Device, 1},
+    {"e2e-pageable", launch_e2e<From::Pageable, Alloc::kOnce>, depth_two_pass, "step",
+     From::Pageable, 1},
+    {"e2e-pinned", launch_e2e<From::Pinned, Alloc::kOnce>, depth_two_pass, "step", From::Pinned, 1},
+    {"e2e-overlap", launch_e2e_overlap, depth_overlap, "step", From::Pinned, kStreams},
+    {"e2e-alloc-per-call", launch_e2e<From::Pageable, Alloc::kPerCall>, depth_two_pass,
+     "anti-example", From::Pageable, 1},
 };
 
 float answer(const Step& s, const Dot& d) {
@@ -142,7 +148,7 @@ float run_once(const Step& s, Dot& d) {
   sw::poison(d.result.get(), sizeof(float));
   d.answer = std::numeric_limits<float>::quiet_NaN();
   d.poison_fresh = true;
-  s.run(d);
+  s.launch(d);
   d.poison_fresh = false;
   return answer(s, d);
 }
@@ -175,18 +181,18 @@ void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n, bool
     bool graded_ok = true;
     if (s.from == From::Device && opt.graded_timing) {  // new vectors and a check for every call
       const sw::GradedTiming g = sw::time_graded(
-          opt, [&] { s.run(d); },
+          opt, [&] { s.launch(d); },
           [&](int k) {
             generate(sw::graded_seed(seed, k));
             sw::poison(d.result.get(), sizeof(float));
           },
           [&](int) { return sw::check_sum(answer(s, d), ref.value, ref.abs_sum, depth, n).ok; });
       generate(seed);
-      s.run(d);  // the result the checks below read, on the first vectors
+      s.launch(d);  // the result the checks below read, on the first vectors
       r.timing = g.timing;
       sw::note_graded(g, &r.extra, &graded_ok);
     } else if (s.from == From::Device) {
-      r.timing = sw::time_gpu(opt, [&] { s.run(d); });
+      r.timing = sw::time_gpu(opt, [&] { s.launch(d); });
     } else {
       if (!ceiling_done) {  // the ceiling of every end-to-end row: the copies alone
         const sw::Timing t = sw::time_gpu(e2e, [&] {
@@ -198,9 +204,10 @@ void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n, bool
         report.add(c);
         ceiling_done = true;
       }
-      for (int i = 0; i < e2e.warmup; ++i) s.run(d);  // like sw::time_gpu, events inside the call
+      // Warm-up calls, then timed ones, like sw::time_gpu, with the events inside the call.
+      for (int i = 0; i < e2e.warmup; ++i) s.launch(d);
       d.split.clear();
-      for (int i = 0; i < e2e.reps; ++i) s.run(d), d.split.collect();
+      for (int i = 0; i < e2e.reps; ++i) s.launch(d), d.split.collect();
       const double copy_ms = sw::summarize(d.split.copy_ms).ms_median;
       r.bytes = bytes + sizeof(float);  // x and y to the device, the result back
       r.timing = sw::summarize(d.split.total_ms);
@@ -218,7 +225,7 @@ void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n, bool
       r.extra["rel_error"] = c.abs_error / ref.abs_sum;
       r.extra["rel_bound"] = c.bound / ref.abs_sum;
     }
-    if (s.run == two_pass_float4)
+    if (s.launch == launch_two_pass_float4)
       r.extra["blocks"] = static_cast<double>(dot::blocks_for(n, d.max_blocks));
     report.add(r);
   }

@@ -1,6 +1,7 @@
 // Chapter 12's end-to-end versions (host x, y in, a host float out): e2e-pageable,
-// e2e-pinned, e2e-overlap (chunks on several streams) and e2e-alloc-per-call, each
-// recording the events of d.split. Included once, by 12_dot_product.cu.
+// e2e-pinned and e2e-alloc-per-call (launch_e2e, one template), e2e-overlap (chunks on
+// several streams), each launching both passes itself and recording the events of d.split.
+// Included once, by 12_dot_product.cu.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,36 +19,51 @@
 namespace ch12 {
 
 using dot::launch_final;
-using dot::launch_partials;
-using dot::launch_two_pass;
 
 constexpr int64_t kMinChunk = int64_t{1} << 16;  // floats; smaller chunks cost more in API calls
 constexpr int64_t kChunkAlign = 1024;            // floats: chunk starts stay 16-byte aligned
 
+enum class Alloc { kOnce, kPerCall };  // device buffers: the context's, or new ones every call
+
 // --- the versions: end to end (host x, y in, a host float out) ------------------------------
 
-// The seed's dot(): copy both vectors in, run both passes, copy the result back.
-inline void copy_compute_copy_back(Dot& d, const float* hx, const float* hy, float* x, float* y,
-                                   float* partials, float* result) {
+// The seed's dot(): copy x and y in from host memory (kFrom: pageable or pinned), both passes,
+// the result copied back. Alloc::kPerCall is the seed's first version: the call allocates its
+// own four device buffers first and frees them last, instead of using the context's.
+template <From kFrom, Alloc kAlloc>
+void launch_e2e(Dot& d) {
+  static_assert(kFrom != From::Device, "end to end: x and y start in host memory");
+  constexpr bool kOwn = kAlloc == Alloc::kPerCall;
+  const float* hx = kFrom == From::Pinned ? d.px.get() : d.hx.data();
+  const float* hy = kFrom == From::Pinned ? d.py.get() : d.hy.data();
   Split& s = d.split;
-  CUDA_CHECK(cudaEventRecord(s.copy_begin));
-  CUDA_CHECK(cudaMemcpy(x, hx, d.n * sizeof(float), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(y, hy, d.n * sizeof(float), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaEventRecord(s.copied));
-  launch_two_pass(x, y, d.n, partials, d.max_blocks, result, 0);
-  CUDA_CHECK(cudaEventRecord(s.computed));
-  CUDA_CHECK(cudaMemcpy(&d.answer, result, sizeof(float), cudaMemcpyDeviceToHost));
-  s.chunks = 0;
+  CUDA_CHECK(cudaEventRecord(s.start));
+  {
+    // kOwn: the call's own device buffers, cudaMalloc x 4 here and cudaFree x 4 at the brace.
+    sw::DeviceBuffer<float> own_x, own_y, own_partials, own_result;
+    if (kOwn) {
+      own_x.allocate(d.n), own_y.allocate(d.n), own_partials.allocate(d.max_blocks);
+      own_result.allocate(1);
+      if (d.poison_fresh) sw::poison(own_result.get(), sizeof(float));
+    }
+    float* x = kOwn ? own_x.get() : d.x.get();
+    float* y = kOwn ? own_y.get() : d.y.get();
+    float* partials = kOwn ? own_partials.get() : d.partials.get();
+    float* result = kOwn ? own_result.get() : d.result.get();
+    CUDA_CHECK(cudaEventRecord(s.copy_begin));
+    CUDA_CHECK(cudaMemcpy(x, hx, d.n * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(y, hy, d.n * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaEventRecord(s.copied));
+    const int64_t blocks = dot::blocks_for(d.n, d.max_blocks);
+    dot::dot_partials<<<blocks, kBlock>>>(x, y, d.n, partials);
+    CHECK_LAUNCH();
+    launch_final(partials, blocks, result, 0);
+    CUDA_CHECK(cudaEventRecord(s.computed));
+    CUDA_CHECK(cudaMemcpy(&d.answer, result, sizeof(float), cudaMemcpyDeviceToHost));
+    s.chunks = 0;
+  }
+  CUDA_CHECK(cudaEventRecord(s.finished));
 }
-
-// Pageable or pinned: only the host pointers differ.
-inline void copy_then_compute(Dot& d, const float* hx, const float* hy) {
-  CUDA_CHECK(cudaEventRecord(d.split.start));
-  copy_compute_copy_back(d, hx, hy, d.x.get(), d.y.get(), d.partials.get(), d.result.get());
-  CUDA_CHECK(cudaEventRecord(d.split.finished));
-}
-inline void e2e_pageable(Dot& d) { copy_then_compute(d, d.hx.data(), d.hy.data()); }
-inline void e2e_pinned(Dot& d) { copy_then_compute(d, d.px.get(), d.py.get()); }
 
 // Floats per chunk: n / kChunks, at least kMinChunk, a multiple of kChunkAlign.
 inline int64_t chunk_length(int64_t n) {
@@ -58,7 +74,7 @@ inline int64_t chunk_length(int64_t n) {
 // chunk k+1, the SMs reduce chunk k. The host memory must be pinned, or the copies
 // are not asynchronous. Each chunk writes its own range of block sums and one final
 // pass adds them all, so the result does not depend on timing.
-inline void e2e_overlap(Dot& d) {
+inline void launch_e2e_overlap(Dot& d) {
   Split& s = d.split;
   const int64_t chunk = chunk_length(d.n);
   const int chunks = static_cast<int>(sw::ceil_div(d.n, chunk));
@@ -74,9 +90,11 @@ inline void e2e_overlap(Dot& d) {
     CUDA_CHECK(cudaMemcpyAsync(d.y.get() + off, d.py.get() + off, len * sizeof(float),
                                cudaMemcpyHostToDevice, st));
     CUDA_CHECK(cudaEventRecord(s.chunk[k], st));
-    launch_partials(d.x.get() + off, d.y.get() + off, len, d.partials.get() + partials,
-                    d.max_blocks, st);
-    partials += dot::blocks_for(len, d.max_blocks);
+    const int64_t blocks = dot::blocks_for(len, d.max_blocks);
+    dot::dot_partials<<<blocks, kBlock, 0, st>>>(d.x.get() + off, d.y.get() + off, len,
+                                                 d.partials.get() + partials);
+    CHECK_LAUNCH();
+    partials += blocks;
   }
   for (int k = 0; k < kStreams; ++k) {  // join: the default stream waits for every stream
     CUDA_CHECK(cudaEventRecord(d.joined[k], d.stream[k]));
@@ -87,18 +105,6 @@ inline void e2e_overlap(Dot& d) {
   CUDA_CHECK(cudaMemcpy(&d.answer, d.result.get(), sizeof(float), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaEventRecord(s.finished));
   s.chunks = chunks;
-}
-
-// The seed's first version: new device buffers on every call, from pageable memory.
-inline void e2e_alloc_per_call(Dot& d) {
-  CUDA_CHECK(cudaEventRecord(d.split.start));
-  {
-    sw::DeviceBuffer<float> x(d.n), y(d.n), partials(d.max_blocks), result(1);  // cudaMalloc x 4
-    if (d.poison_fresh) sw::poison(result.get(), sizeof(float));
-    copy_compute_copy_back(d, d.hx.data(), d.hy.data(), x.get(), y.get(), partials.get(),
-                           result.get());
-  }  // cudaFree x 4
-  CUDA_CHECK(cudaEventRecord(d.split.finished));
 }
 
 }  // namespace ch12

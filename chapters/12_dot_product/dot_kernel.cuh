@@ -1,6 +1,8 @@
-// Chapter 12's kernel, two-pass-float4, and its launchers. Its own header because the
-// C ABI library (abi/dot_abi.cu) runs it too; the library launches the kernels itself,
-// since it returns its errors where these launchers exit on them (CHECK_LAUNCH).
+// Chapter 12's kernels, two-pass-float4's two passes, and the launcher of the second pass. Their
+// own header because the C ABI library (abi/dot_abi.cu) runs them too; the library launches
+// them itself, since it returns its errors where these launchers exit on them (CHECK_LAUNCH).
+// Each step's launcher (12_dot_product.cu, dot_end_to_end.cuh) launches the first pass itself,
+// beside its grid, then calls launch_final.
 //
 // Chapter 06's reduce_overload sums one vector; a dot product reads two and multiplies,
 // so the main loop is its own (two float4 loads, four fmaf chains per thread). The
@@ -63,29 +65,15 @@ __global__ void __launch_bounds__(kBlock)
   if (threadIdx.x == 0) *out = s;
 }
 
-// Blocks of the first pass: one per kBlock float4s, at most max_blocks (one full wave).
-inline int64_t blocks_for(int64_t n, int64_t max_blocks) {
-  return std::clamp<int64_t>(sw::ceil_div(n, int64_t{kBlock} * kVec), 1, max_blocks);
-}
-
-// First pass: blocks_for(n) block sums.
-inline void launch_partials(const float* x, const float* y, int64_t n, float* partials,
-                            int64_t max_blocks, cudaStream_t stream) {
-  dot_partials<<<blocks_for(n, max_blocks), kBlock, 0, stream>>>(x, y, n, partials);
-  CHECK_LAUNCH();
-}
-
 // Second pass: one block adds `count` block sums in a fixed order.
 inline void launch_final(const float* partials, int64_t count, float* out, cudaStream_t stream) {
   dot_final<<<1, kBlock, 0, stream>>>(partials, count, out);
   CHECK_LAUNCH();
 }
 
-// Both passes; the dot product lands in *out (device memory).
-inline void launch_two_pass(const float* x, const float* y, int64_t n, float* partials,
-                            int64_t max_blocks, float* out, cudaStream_t stream) {
-  launch_partials(x, y, n, partials, max_blocks, stream);
-  launch_final(partials, blocks_for(n, max_blocks), out, stream);
+// Blocks of the first pass: one per kBlock float4s, at most max_blocks (one full wave).
+inline int64_t blocks_for(int64_t n, int64_t max_blocks) {
+  return std::clamp<int64_t>(sw::ceil_div(n, int64_t{kBlock} * kVec), 1, max_blocks);
 }
 
 }  // namespace dot

@@ -25,6 +25,8 @@ using dot::kBlock;
 constexpr int kStreams = 4;  // streams of e2e-overlap
 constexpr int kChunks = 16;  // at most this many chunks per call
 
+enum class From { Device, Pageable, Pinned };  // where x and y are when a call starts
+
 // --- one problem: the vectors in host and device memory ---------------------------------
 
 // Events at the phase boundaries of one end-to-end call, on the legacy default

@@ -65,20 +65,23 @@ struct Shard {
   }
 };
 
-// One all-reduce of v.n floats: ipc-ring or nccl-allreduce.
-void launch_all_reduce(Rank& rank, IpcRing& v, bool ring) {
-  if (ring) return launch_ipc_ring(rank, v);
+// nccl-allreduce across processes: one ncclAllReduce of v.n floats.
+void launch_nccl_allreduce(Rank& rank, IpcRing& v) {
   rank.nccl(ncclAllReduce(v.send.get(), v.recv.get(), v.n, ncclFloat, ncclSum, rank.comm,
                           rank.streams[0]),
             "ncclAllReduce");
 }
+
+// The launcher of one all-reduce of v.n floats: ipc-ring (ipc_ring.cu) or nccl-allreduce.
+using AllReduce = void (*)(Rank& rank, IpcRing& v);
+AllReduce all_reduce(bool ring) { return ring ? launch_ipc_ring : launch_nccl_allreduce; }
 
 // A poisoned run of every rank, checked (this rank's output); every rank's input filled first.
 VectorCheck run_checked(Rank& rank, IpcRing& v, bool ring, Data d, uint64_t seed) {
   launch_fill(rank.device, v.send.get(), 0, v.n, vector_seed(seed, rank.env.rank), d);
   sw::poison(v.recv.get(), static_cast<size_t>(v.n) * sizeof(float));
   rank.all_ranks(0, ncclSum);  // every rank's input is in place before any rank reads it
-  launch_all_reduce(rank, v, ring);
+  all_reduce(ring)(rank, v);
   rank.wait(ring ? "ipc-ring" : "nccl-allreduce");
   return check_vectors({{rank.device, rank.env.rank, v.recv.get()}}, rank.env.size, v.n, d, seed);
 }
@@ -188,8 +191,8 @@ void bench_ranks(Rank& rank, sw::Report& report, const sw::CommonOptions& opt, i
       v.n = bytes / static_cast<int64_t>(sizeof(float));
       const int batch = bytes <= kBatchMaxBytes ? kBatchCalls : 1;
       const VectorCheck c1 = run_checked(rank, v, ring, Data::kRandom, seed);
-      const sw::Timing timing =
-          time_ranks(rank, opt, batch, [&] { launch_all_reduce(rank, v, ring); });
+      const AllReduce launch = all_reduce(ring);
+      const sw::Timing timing = time_ranks(rank, opt, batch, [&] { launch(rank, v); });
       const VectorCheck c2 =
           check_vectors({{rank.device, rank.env.rank, v.recv.get()}}, k, v.n, Data::kRandom, seed);
       const std::string wrong = c1.wrong                     ? c1.first
@@ -228,7 +231,7 @@ void loop_ranks(Rank& rank, sw::Report& report, int64_t iterations, uint64_t see
                static_cast<long long>(iterations));
   std::fflush(stderr);
   for (int64_t i = 0; i < iterations; ++i) {
-    launch_all_reduce(rank, v, false);
+    launch_nccl_allreduce(rank, v);
     rank.wait("all-reduce " + std::to_string(i) + " of the loop");
   }
   const VectorCheck c = check_vectors({{rank.device, rank.env.rank, v.recv.get()}}, rank.env.size,

@@ -31,17 +31,13 @@ void launch_empty(int gpu, cudaStream_t stream) {
   CHECK_LAUNCH();
 }
 
-// GPU g's sum of its shard into s.sum[g].
-void launch_shard_sum(const Machine& m, const Shards& s, int g) {
-  CUDA_CHECK(cudaSetDevice(g));
-  launch_gpu_sum(m.stream[g][0], s.x[g].get(), s.size[g], s.sums_per_sm[g], s.partials[g].get(),
-                 s.sum[g].get());
-}
-
-// shard-host-combine: every GPU sums its shard and copies its sum to the host, which adds them.
+// shard-host-combine: every GPU sums its shard (launch_gpu_sum) and copies its sum to the host,
+// which adds them.
 void launch_host_combine(Machine& m, Shards& s) {
   for (int g = 0; g < s.count; ++g) {
-    launch_shard_sum(m, s, g);
+    CUDA_CHECK(cudaSetDevice(g));
+    launch_gpu_sum(m.stream[g][0], s.x[g].get(), s.size[g], s.sums_per_sm[g], s.partials[g].get(),
+                   s.sum[g].get());
     CUDA_CHECK(cudaMemcpyAsync(&s.host_sums[g], s.sum[g].get(), sizeof(float),
                                cudaMemcpyDeviceToHost, m.stream[g][0]));
   }
@@ -55,7 +51,11 @@ void launch_host_combine(Machine& m, Shards& s) {
 
 // shard-nccl-allreduce: the same sums, then one all-reduce of one float per GPU.
 void launch_nccl_combine(Machine& m, Shards& s) {
-  for (int g = 0; g < s.count; ++g) launch_shard_sum(m, s, g);
+  for (int g = 0; g < s.count; ++g) {
+    CUDA_CHECK(cudaSetDevice(g));
+    launch_gpu_sum(m.stream[g][0], s.x[g].get(), s.size[g], s.sums_per_sm[g], s.partials[g].get(),
+                   s.sum[g].get());
+  }
   const std::vector<ncclComm_t>& comm = m.comm(s.count);
   NCCL_CHECK(ncclGroupStart());
   for (int g = 0; g < s.count; ++g)
