@@ -13,7 +13,9 @@
 // A scan launcher gets a ScanCall (the input, the output, the scratch it may use) and
 // returns how many tickets its kernels must draw from the counter at state[0]; the
 // harness zeroes nothing itself and checks, after every run, that exactly that many
-// were drawn (a kernel that numbers its tiles by blockIdx.x draws none).
+// were drawn (a kernel that numbers its tiles by blockIdx.x draws none). A step's row
+// times its launcher itself: the timed call picks nothing, the launcher holds the
+// <<<>>>s (CUB's row: CubScan's operator() calls the library).
 //
 // CUDA only (it includes CUB): include it from .cu files.
 #pragma once
@@ -433,9 +435,11 @@ bool verify(Report& report, const Step& s, const ScanData<T>& d, bool inclusive,
 template <class T>
 Result measure_step(Report& report, const CommonOptions& opt, const Step& s, const ScanData<T>& d,
                     bool inclusive, Tile t, Calls calls = Calls::kAlone) {
+  const ScanLaunch<T> launch = launcher<T>(s);
+  const ScanCall<T> call = d.call(inclusive, t);
   int64_t tickets = 0;
-  const auto run = [&] {
-    for (int k = 0; k < calls_per_run(calls); ++k) tickets = launcher<T>(s)(d.call(inclusive, t));
+  const auto run = [&] {  // the timed call: the step's launcher, nothing in between
+    for (int k = 0; k < calls_per_run(calls); ++k) tickets = launch(call);
   };
   const CommonOptions o = s.traits & kSlow ? slow_options(opt) : opt;
   Result r = measure(
@@ -452,27 +456,22 @@ Result measure_step(Report& report, const CommonOptions& opt, const Step& s, con
 }
 
 // cub::DeviceScan::InclusiveSum / ExclusiveSum on a ScanData, its temporary storage
-// allocated here, outside any timing.
+// allocated here, outside any timing. operator() is the row's launcher: it calls CUB.
 template <class T>
 class CubScan {
  public:
   CubScan(const ScanData<T>& d, bool inclusive) : d_(d), inclusive_(inclusive) {
-    run(nullptr, nullptr);  // asks for the size only
+    (*this)();  // no storage yet: CUB only writes the bytes it needs into bytes_
     temp_.allocate(static_cast<int64_t>(std::max<size_t>(bytes_, 1)));
   }
   void operator()(cudaStream_t stream = nullptr) const {
-    size_t bytes = bytes_;
-    run(temp_.get(), stream, &bytes);
+    CUDA_CHECK(inclusive_ ? cub::DeviceScan::InclusiveSum(temp_.get(), bytes_, d_.in.get(),
+                                                          d_.out.get(), d_.n, stream)
+                          : cub::DeviceScan::ExclusiveSum(temp_.get(), bytes_, d_.in.get(),
+                                                          d_.out.get(), d_.n, stream));
   }
 
  private:
-  void run(void* temp, cudaStream_t stream, size_t* bytes = nullptr) const {
-    size_t& b = bytes ? *bytes : bytes_;
-    if (inclusive_)
-      CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, b, d_.in.get(), d_.out.get(), d_.n, stream));
-    else
-      CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, b, d_.in.get(), d_.out.get(), d_.n, stream));
-  }
   const ScanData<T>& d_;
   bool inclusive_;
   mutable size_t bytes_ = 0;

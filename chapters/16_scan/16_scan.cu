@@ -7,7 +7,7 @@
 //   hillis-steele       one element a thread, log2(1024) rounds in which every element
 //                       adds the one d places back: n log n additions. Each block scans
 //                       its 1024 elements and writes their sum; the sums are scanned the
-//                       same way (recursively); a third kernel adds each block's offset.
+//                       same way, level by level; a third kernel adds each block's offset.
 //   blelloch            the same three phases; the block's scan is Blelloch's up-sweep
 //                       and down-sweep in shared memory: 2n additions, two per thread.
 //   blelloch-padded     + one padding word per 32, so the tree's strided accesses no
@@ -122,14 +122,24 @@ void cpu_scan_all_cores(const T* in, T* out, int64_t n, bool inclusive) {
       1);
 }
 
-// The version table.
+// The step table: each step's launchers (u32, f32), instantiated here. A timed run
+// calls its type's launcher, which holds the step's <<<>>>s.
 const std::vector<sc::Step> kSteps = {
-    {"hillis-steele", launch_hillis_steele<uint32_t>, launch_hillis_steele<float>,
+    {"hillis-steele",
+     launch_scan_then_propagate<uint32_t, scan_hillis_steele<uint32_t>, kClassicTile>,
+     launch_scan_then_propagate<float, scan_hillis_steele<float>, kClassicTile>,
      depth_hillis_steele},
-    {"blelloch", launch_blelloch<uint32_t>, launch_blelloch<float>, depth_blelloch},
-    {"blelloch-padded", launch_blelloch_padded<uint32_t>, launch_blelloch_padded<float>,
+    {"blelloch",
+     launch_scan_then_propagate<uint32_t, scan_blelloch<uint32_t, false>, kClassicTile / 2>,
+     launch_scan_then_propagate<float, scan_blelloch<float, false>, kClassicTile / 2>,
      depth_blelloch},
-    {"warp-shuffle", launch_warp_shuffle<uint32_t>, launch_warp_shuffle<float>, depth_warp_shuffle},
+    {"blelloch-padded",
+     launch_scan_then_propagate<uint32_t, scan_blelloch<uint32_t, true>, kClassicTile / 2>,
+     launch_scan_then_propagate<float, scan_blelloch<float, true>, kClassicTile / 2>,
+     depth_blelloch},
+    {"warp-shuffle",
+     launch_scan_then_propagate<uint32_t, scan_warp_shuffle<uint32_t>, kClassicTile>,
+     launch_scan_then_propagate<float, scan_warp_shuffle<float>, kClassicTile>, depth_warp_shuffle},
     {"reduce-then-scan", launch_reduce_then_scan<uint32_t>, launch_reduce_then_scan<float>,
      depth_reduce_then_scan, sc::kGoal},
     {"chained", launch_one_pass<uint32_t, Lookback::kChained>,
@@ -137,8 +147,8 @@ const std::vector<sc::Step> kSteps = {
     {"decoupled-lookback", launch_one_pass<uint32_t, Lookback::kDecoupled>,
      launch_one_pass<float, Lookback::kDecoupled>, depth_decoupled, sc::kTile | sc::kGoal,
      kScalarRows},
-    {"lookback-vec", launch_lookback_vec<uint32_t>, launch_lookback_vec<float>, depth_lookback_vec,
-     sc::kTile | sc::kVecTile | sc::kTuned | sc::kGoal, ch16::kDefaultRows},
+    {"lookback-vec", ch16::launch_scan_lookback<uint32_t>, ch16::launch_scan_lookback<float>,
+     depth_lookback_vec, sc::kTile | sc::kVecTile | sc::kTuned | sc::kGoal, ch16::kDefaultRows},
 };
 
 }  // namespace

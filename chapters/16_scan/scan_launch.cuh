@@ -1,6 +1,7 @@
 // Launching chapter 16's scans, shared through scan_lookback.cuh with chapters 17 and 18:
-// the rows and blocks the kernels are compiled for, the tile count, the clearing of
-// the ticket and status words, and the launcher of a single-pass scan.
+// the rows and blocks the kernels are compiled for (and the pick of the kernel compiled
+// for a run-time --tile-rows), the tile count and the clearing of the ticket and status
+// words. Each launcher holds its own <<<>>>, right under its kernel.
 #pragma once
 
 #include <climits>
@@ -17,18 +18,22 @@
 namespace ch16 {
 
 // A list of the values a template parameter is compiled for: list() for the command
-// line, dispatch(v, f) calls f(std::integral_constant<int, v>{}) at run time.
+// line; pick(v, f) returns f(std::integral_constant<int, v>{}) for a run-time v (the
+// kernel compiled for v, taken by a launcher beside its <<<>>>).
 template <int... kValues>
 struct Choices {
   static std::vector<int> list() { return {kValues...}; }
   template <class F>
-  static void dispatch(int v, F&& f) {
+  static auto pick(int v, F&& f) {
+    std::common_type_t<decltype(f(std::integral_constant<int, kValues>{}))...> picked{};
     const bool found =
-        ((v == kValues ? (f(std::integral_constant<int, kValues>{}), true) : false) || ...);
+        ((v == kValues ? (picked = f(std::integral_constant<int, kValues>{}), true) : false) ||
+         ...);
     if (!found) {
       std::fprintf(stderr, "error: no kernel compiled for %d\n", v);
       std::exit(1);
     }
+    return picked;
   }
 };
 
@@ -53,22 +58,6 @@ inline unsigned tile_count(int64_t n, int block, int rows, int vec) {
 // Zeroes the ticket and the tiles' status words on `stream` (part of every scan).
 inline void clear_state(Count* state, int64_t tiles, cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(state, 0, static_cast<size_t>(tiles + 1) * sizeof(Count), stream));
-}
-
-// Zeroes the ticket and status words, then launches pick(rows)'s kernel (a single-pass
-// scan compiled for those rows, one of Rows) over the tiles of n. `state` holds at least tiles + 1
-// words. Returns the number of tiles: the tickets the launch must draw.
-template <class T, int V, class Rows = ScanRows, class Pick>
-int64_t launch_single_pass(Pick&& pick, const T* in, T* out, int64_t n, bool inclusive, int rows,
-                           int block, Count* state, cudaStream_t stream) {
-  const unsigned tiles = tile_count(n, block, rows, V);
-  clear_state(state, tiles, stream);
-  Rows::dispatch(rows, [&](auto r) {
-    const auto kernel = pick(r);
-    kernel<<<tiles, block, 0, stream>>>(in, out, n, inclusive, state);
-    CHECK_LAUNCH();
-  });
-  return tiles;
 }
 
 }  // namespace ch16

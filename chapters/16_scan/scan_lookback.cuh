@@ -10,18 +10,27 @@
 //   draw_tile             the tile index, as a ticket from an atomic counter
 //   publish, read_status  the status word of a tile: a flag and a value in 64 bits
 //   lookback_prefix       a tile's prefix from its predecessors' status words
-//   scan_lookback         the single-pass scan (decoupled look-back, 16-byte loads)
+//   scan_lookback         the single-pass scan (decoupled look-back, 16-byte loads),
+//                         launch_scan_lookback its launcher (a ScanCall, as every step's)
 // It includes the tile's loads and stores (scan_tile_io.cuh) and the launchers'
-// choices and helpers (scan_launch.cuh).
+// choices, tile count and clearing of the status words (scan_launch.cuh).
 #pragma once
 
 #include <cstdint>
 #include <cuda/atomic>
 #include <type_traits>
 
+#include "common/check.h"
 #include "common/cuda_utils.cuh"
 #include "scan_launch.cuh"
 #include "scan_tile_io.cuh"
+
+// What a scan launcher gets (common/scan_harness.h, included by every file that
+// launches a scan; status_check.cu, which only publishes and reads, does without it).
+namespace sw::scan {
+template <class T>
+struct ScanCall;
+}  // namespace sw::scan
 
 namespace ch16 {
 
@@ -280,20 +289,19 @@ __global__ void __launch_bounds__(kMaxLookbackBlock)
   single_pass<T, kVec16<T>, kRows, Lookback::kDecoupled>(in, out, n, inclusive, state);
 }
 
-// The single-pass scan with 16-byte loads, rows from ScanRows (chapter 16's step
-// lookback-vec); kRows given, only that one is compiled (chapters 17 and 18).
-template <class T, int kRows = 0>
-int64_t launch_scan_lookback(const T* in, T* out, int64_t n, bool inclusive, int rows, int block,
-                             Count* state, cudaStream_t stream) {
-  if constexpr (kRows > 0) {
-    const auto pick = [](auto) { return scan_lookback<T, kRows>; };
-    return launch_single_pass<T, kVec16<T>, Choices<kRows>>(pick, in, out, n, inclusive, kRows,
-                                                            block, state, stream);
-  } else {
-    const auto pick = [](auto r) { return scan_lookback<T, decltype(r)::value>; };
-    return launch_single_pass<T, kVec16<T>, ScanRows>(pick, in, out, n, inclusive, rows, block,
-                                                      state, stream);
-  }
+// Its launcher: chapter 16's step lookback-vec (Rows = ScanRows, the rows of c.rows),
+// and chapters 17 and 18's scan of their counts (Rows = Choices<kDefaultRows>, the only
+// one they compile). Zeroes the ticket and the status words; returns the tiles: the
+// tickets the kernel must draw.
+template <class T, class Rows = ScanRows>
+int64_t launch_scan_lookback(const sw::scan::ScanCall<T>& c) {
+  const unsigned tiles = tile_count(c.n, c.block, c.rows, kVec16<T>);
+  clear_state(c.state, tiles, c.stream);
+  const auto kernel =
+      Rows::pick(c.rows, [](auto r) { return scan_lookback<T, decltype(r)::value>; });
+  kernel<<<tiles, c.block, 0, c.stream>>>(c.in, c.out, c.n, c.inclusive, c.state);
+  CHECK_LAUNCH();
+  return tiles;
 }
 
 }  // namespace ch16

@@ -1,7 +1,8 @@
 // Chapter 16's multi-pass steps, included by 16_scan.cu. Steps 1 to 4 scan each block
 // (Hillis-Steele, Blelloch, Blelloch padded, warp shuffles), scan the block sums and add
 // each block's offset; step 5 sums each tile, scans the sums in one block, and scans each
-// tile again from its offset. Each kernel has its launcher under it.
+// tile again from its offset. Steps 1 to 4 share one launcher template (under their
+// kernels), step 5 has its own under its kernels; each launches all its kernels itself.
 #pragma once
 
 #include <algorithm>
@@ -108,45 +109,39 @@ __global__ void __launch_bounds__(kPropagateBlock)
 // Scratch grows in 16-byte steps, so every buffer carved from it stays aligned.
 constexpr int64_t aligned(int64_t count) { return sw::ceil_div(count, 4) * 4; }
 
-// Scan of in into out with a block-scan kernel: block sums into scratch, their
-// exclusive scan (the same way, one level down), then the offsets added.
 template <class T>
-void scan_then_propagate(void (*kernel)(const T*, T*, int64_t, bool, T*), int threads, const T* in,
-                         T* out, int64_t n, bool inclusive, T* scratch, cudaStream_t stream) {
-  const unsigned blocks = ch16::tile_count(n, kClassicTile, 1, 1);
-  T* sums = scratch;
-  T* offsets = scratch + aligned(blocks);
-  kernel<<<blocks, threads, 0, stream>>>(in, out, n, inclusive, sums);
-  CHECK_LAUNCH();
-  if (blocks == 1) return;
-  scan_then_propagate(kernel, threads, sums, offsets, blocks, false, offsets + aligned(blocks),
-                      stream);
-  add_offsets<<<blocks, kPropagateBlock, 0, stream>>>(out, n, offsets);
-  CHECK_LAUNCH();
-}
+using BlockScan = void (*)(const T*, T*, int64_t, bool, T*);  // the kernels above
+constexpr int kMaxLevels = 8;  // levels of 1024-element blocks: 7 cover any int64_t n
 
-template <class T>
-int64_t launch_hillis_steele(const sc::ScanCall<T>& c) {
-  scan_then_propagate<T>(scan_hillis_steele<T>, kClassicTile, c.in, c.out, c.n, c.inclusive,
-                         c.partials, c.stream);
-  return 0;
-}
-template <class T>
-int64_t launch_blelloch(const sc::ScanCall<T>& c) {
-  scan_then_propagate<T>(scan_blelloch<T, false>, kClassicTile / 2, c.in, c.out, c.n, c.inclusive,
-                         c.partials, c.stream);
-  return 0;
-}
-template <class T>
-int64_t launch_blelloch_padded(const sc::ScanCall<T>& c) {
-  scan_then_propagate<T>(scan_blelloch<T, true>, kClassicTile / 2, c.in, c.out, c.n, c.inclusive,
-                         c.partials, c.stream);
-  return 0;
-}
-template <class T>
-int64_t launch_warp_shuffle(const sc::ScanCall<T>& c) {
-  scan_then_propagate<T>(scan_warp_shuffle<T>, kClassicTile, c.in, c.out, c.n, c.inclusive,
-                         c.partials, c.stream);
+// The launcher of steps 1 to 4, instantiated per step (kScan its block scan, kThreads
+// its block): level 0 scans in into out and writes each block's sum into scratch; each
+// level above scans the sums below it (exclusive) into offsets, until one block holds
+// them all; then, from the top down, add_offsets adds each block's offset to its 1024.
+template <class T, BlockScan<T> kScan, int kThreads>
+int64_t launch_scan_then_propagate(const sc::ScanCall<T>& c) {
+  struct Level {
+    T* out;
+    int64_t n;
+    unsigned blocks;
+  } level[kMaxLevels];
+  const T* in = c.in;
+  T* sums = c.partials;
+  int top = 0;
+  for (Level at{c.out, c.n, 0};; ++top) {
+    at.blocks = ch16::tile_count(at.n, kClassicTile, 1, 1);
+    kScan<<<at.blocks, kThreads, 0, c.stream>>>(in, at.out, at.n, top == 0 && c.inclusive, sums);
+    CHECK_LAUNCH();
+    level[top] = at;
+    if (at.blocks == 1) break;
+    in = sums;                                       // the next level scans these sums
+    at = {sums + aligned(at.blocks), at.blocks, 0};  // into their offsets
+    sums = at.out + aligned(at.n);
+  }
+  for (int l = top - 1; l >= 0; --l) {
+    add_offsets<T><<<level[l].blocks, kPropagateBlock, 0, c.stream>>>(level[l].out, level[l].n,
+                                                                      level[l + 1].out);
+    CHECK_LAUNCH();
+  }
   return 0;
 }
 

@@ -1,10 +1,12 @@
 // Chapter 16's one-pass steps 6 to 8, included by 16_scan.cu: tiles by ticket, each
 // tile's prefix from its predecessors (chained or decoupled look-back, scan_lookback.cuh),
-// with a 4-byte load per lane and row, or 16-byte loads (the header's scan_lookback).
+// with a 4-byte load per lane and row, or 16-byte loads (the header's scan_lookback and
+// its launcher launch_scan_lookback, which the step table names directly).
 #pragma once
 
 #include <cstdint>
 
+#include "common/check.h"
 #include "common/scan_harness.h"
 #include "scan_lookback.cuh"
 
@@ -24,18 +26,20 @@ __global__ void __launch_bounds__(ch16::kMaxLookbackBlock)
                   Count* state) {
   ch16::single_pass<T, 1, kRows, kMode>(in, out, n, inclusive, state);
 }
+// Zeroes the ticket and status words, launches the kernel compiled for c.rows over the
+// tiles of n; returns the tiles: the tickets it must draw.
 template <class T, Lookback kMode>
 int64_t launch_one_pass(const sc::ScanCall<T>& c) {
-  const auto pick = [](auto r) { return scan_one_pass<T, decltype(r)::value, kMode>; };
-  return ch16::launch_single_pass<T, 1>(pick, c.in, c.out, c.n, c.inclusive, c.rows, c.block,
-                                        c.state, c.stream);
+  const unsigned tiles = ch16::tile_count(c.n, c.block, c.rows, 1);
+  ch16::clear_state(c.state, tiles, c.stream);
+  const auto kernel = ch16::ScanRows::pick(
+      c.rows, [](auto r) { return scan_one_pass<T, decltype(r)::value, kMode>; });
+  kernel<<<tiles, c.block, 0, c.stream>>>(c.in, c.out, c.n, c.inclusive, c.state);
+  CHECK_LAUNCH();
+  return tiles;
 }
 
-// The kernel is the header's scan_lookback: chapters 17 and 18 call it too.
-template <class T>
-int64_t launch_lookback_vec(const sc::ScanCall<T>& c) {
-  return ch16::launch_scan_lookback<T>(c.in, c.out, c.n, c.inclusive, c.rows, c.block, c.state,
-                                       c.stream);
-}
+// lookback-vec's kernel and launcher are the header's scan_lookback and
+// launch_scan_lookback: chapters 17 and 18 call them too.
 
 }  // namespace

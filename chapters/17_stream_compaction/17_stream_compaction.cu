@@ -63,11 +63,12 @@ std::string keep_note(double keep) {
 sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const Step* step,
                    const CompactData& d, double keep, sc::Tile t) {
   const KeepBelow k = keep_below(keep);
+  const CompactCall call = d.call(k, t);
   int64_t tickets = 0;
   const CubSelect cub(d, k);
-  const auto run = [&] {
+  const auto run = [&] {  // the timed call: the step's launcher, or CUB's (which calls CUB)
     if (step)
-      tickets = step->launch(d.call(k, t));
+      tickets = step->launch(call);
     else
       cub();
   };

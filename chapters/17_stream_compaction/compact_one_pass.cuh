@@ -28,14 +28,15 @@ __global__ void __launch_bounds__(ch16::kMaxLookbackBlock)
   });
 }
 
+// Zeroes the ticket and status words, launches the kernel compiled for the tile's rows;
+// returns the tiles: the tickets it must draw.
 int64_t launch_one_pass(const CompactCall& c) {
   const unsigned tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, kVec);
   ch16::clear_state(c.state, tiles, c.stream);
-  ch16::ScanRows::dispatch(c.tile.rows, [&](auto r) {
-    compact_one_pass<decltype(r)::value>
-        <<<tiles, c.tile.block, 0, c.stream>>>(c.in, c.out, c.count, c.n, c.keep, c.state);
-    CHECK_LAUNCH();
-  });
+  const auto kernel = ch16::ScanRows::pick(
+      c.tile.rows, [](auto r) { return compact_one_pass<decltype(r)::value>; });
+  kernel<<<tiles, c.tile.block, 0, c.stream>>>(c.in, c.out, c.count, c.n, c.keep, c.state);
+  CHECK_LAUNCH();
   return tiles;
 }
 

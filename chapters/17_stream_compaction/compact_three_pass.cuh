@@ -47,22 +47,23 @@ __global__ void __launch_bounds__(ch16::kMaxLookbackBlock)
 // The tile offsets at scratch + aligned(tiles): 16-byte aligned for the scan's loads.
 int64_t aligned(int64_t count) { return sw::ceil_div(count, 2) * 2; }
 
+// The count, chapter 16's scan of the counts (through its launcher) and the scatter.
+// Returns the scan's tickets.
 int64_t launch_three_pass(const CompactCall& c) {
   const unsigned tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, kVec);
   Count* counts = c.scratch;
   Count* offsets = c.scratch + aligned(tiles);
-  ch16::ScanRows::dispatch(c.tile.rows, [&](auto r) {
-    count_tiles<decltype(r)::value>
-        <<<tiles, c.tile.block, 0, c.stream>>>(c.in, c.n, c.keep, counts);
-    CHECK_LAUNCH();
-  });
-  const int64_t tickets = ch16::launch_scan_lookback<Count, ch16::kDefaultRows>(
-      counts, offsets, tiles, false, ch16::kDefaultRows, ch16::kDefaultBlock, c.state, c.stream);
-  ch16::ScanRows::dispatch(c.tile.rows, [&](auto r) {
-    scatter_tiles<decltype(r)::value>
-        <<<tiles, c.tile.block, 0, c.stream>>>(c.in, c.out, c.count, c.n, c.keep, offsets);
-    CHECK_LAUNCH();
-  });
+  const auto count =
+      ch16::ScanRows::pick(c.tile.rows, [](auto r) { return count_tiles<decltype(r)::value>; });
+  const auto scatter =
+      ch16::ScanRows::pick(c.tile.rows, [](auto r) { return scatter_tiles<decltype(r)::value>; });
+  count<<<tiles, c.tile.block, 0, c.stream>>>(c.in, c.n, c.keep, counts);
+  CHECK_LAUNCH();
+  const int64_t tickets = ch16::launch_scan_lookback<Count, ch16::Choices<ch16::kDefaultRows>>(
+      {counts, offsets, tiles, false, ch16::kDefaultRows, ch16::kDefaultBlock, nullptr, c.state,
+       c.stream});
+  scatter<<<tiles, c.tile.block, 0, c.stream>>>(c.in, c.out, c.count, c.n, c.keep, offsets);
+  CHECK_LAUNCH();
   return tickets;  // the scan's: this step's own tiles need none
 }
 

@@ -165,11 +165,12 @@ sw::scan::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref
 
 sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const Step* step,
                    const SortData& d, const std::vector<uint64_t>& ref, sw::scan::Tile t) {
+  const SortCall call = d.call(t);
   int64_t tickets = 0;
   const CubSort cub(d);
-  const auto run = [&] {
+  const auto run = [&] {  // the timed call: the step's launcher, or CUB's (which calls CUB)
     if (step)
-      tickets = step->launch(d.call(t));
+      tickets = step->launch(call);
     else
       cub();
   };
@@ -208,23 +209,18 @@ void verify(sw::Report& report, const std::vector<Step>& steps, int64_t n,
 }
 
 CubSort::CubSort(const SortData& d) : d_(d) {
-  run(nullptr, bytes_, nullptr);
+  (*this)();  // no storage yet: CUB only writes the bytes it needs into bytes_
   temp_.allocate(static_cast<int64_t>(std::max<size_t>(bytes_, 1)));
 }
 
 void CubSort::operator()(cudaStream_t stream) const {
-  size_t bytes = bytes_;
-  run(temp_.get(), bytes, stream);
-}
-
-void CubSort::run(void* temp, size_t& bytes, cudaStream_t stream) const {
   if (d_.pairs)
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, bytes, d_.keys_in.get(), d_.keys_out.get(),
-                                               d_.values_in.get(), d_.values_out.get(), d_.n, 0, 32,
-                                               stream));
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp_.get(), bytes_, d_.keys_in.get(),
+                                               d_.keys_out.get(), d_.values_in.get(),
+                                               d_.values_out.get(), d_.n, 0, 32, stream));
   else
-    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp, bytes, d_.keys_in.get(), d_.keys_out.get(),
-                                              d_.n, 0, 32, stream));
+    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp_.get(), bytes_, d_.keys_in.get(),
+                                              d_.keys_out.get(), d_.n, 0, 32, stream));
 }
 
 }  // namespace ch18

@@ -104,16 +104,15 @@ void verify(sw::Report& report, const std::vector<Step>& steps, int64_t n,
             uint64_t seed);
 
 // cub::DeviceRadixSort::SortKeys or SortPairs on the data, temporary storage
-// allocated here, outside any timing.
+// allocated here, outside any timing. operator() is the row's launcher: it calls CUB.
 class CubSort {
  public:
   explicit CubSort(const SortData& d);
   void operator()(cudaStream_t stream = nullptr) const;
 
  private:
-  void run(void* temp, size_t& bytes, cudaStream_t stream) const;
   const SortData& d_;
-  size_t bytes_ = 0;
+  mutable size_t bytes_ = 0;  // set by the constructor's call, before temp_ exists
   sw::DeviceBuffer<unsigned char> temp_;
 };
 

@@ -99,15 +99,9 @@ __global__ void __launch_bounds__(kMaxSortBlock)
   }
 }
 
-// Dynamic shared memory of onesweep_pass, raised above the default 48 KB limit where needed.
-template <class Kernel>
-size_t sorted_bytes(Kernel kernel, const ch18::SortCall& c, bool pairs) {
-  const size_t bytes = sizeof(uint32_t) * c.tile.block * c.tile.rows * (pairs ? 2 : 1);
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(bytes)));
-  return bytes;
-}
-
+// The histogram pass, the digit bases, then per digit the status words cleared and the
+// pass compiled for the tile's rows (and for pairs or keys) launched; its sorted tile
+// needs dynamic shared memory above the default 48 KB, allowed here, outside the loop.
 int64_t launch_onesweep(const ch18::SortCall& c) {
   const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
   Count* counts = c.digits;
@@ -119,24 +113,21 @@ int64_t launch_onesweep(const ch18::SortCall& c) {
   CHECK_LAUNCH();
   digit_bases<<<kPasses, kDigits, 0, c.stream>>>(counts, bases);
   CHECK_LAUNCH();
+  const bool pairs = c.values_in != nullptr;
+  const auto pass = SortRows::pick(c.tile.rows, [&](auto r) {
+    return pairs ? onesweep_pass<decltype(r)::value, true>
+                 : onesweep_pass<decltype(r)::value, false>;
+  });
+  const size_t sorted_bytes = sizeof(uint32_t) * c.tile.block * c.tile.rows * (pairs ? 2 : 1);
+  CUDA_CHECK(cudaFuncSetAttribute(pass, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(sorted_bytes)));
   for (int p = 0; p < kPasses; ++p) {
     const PassBuffers b = pass_buffers(c, p);
     ch16::clear_state(c.state, tiles * kDigits, c.stream);
-    SortRows::dispatch(c.tile.rows, [&](auto r) {
-      constexpr int R = decltype(r)::value;
-      if (c.values_in) {
-        const auto kernel = onesweep_pass<R, true>;
-        kernel<<<tiles, c.tile.block, sorted_bytes(kernel, c, true), c.stream>>>(
-            b.keys_in, b.values_in, b.keys_out, b.values_out, c.n, p * kDigitBits,
-            bases + p * kDigits, c.state);
-      } else {
-        const auto kernel = onesweep_pass<R, false>;
-        kernel<<<tiles, c.tile.block, sorted_bytes(kernel, c, false), c.stream>>>(
-            b.keys_in, nullptr, b.keys_out, nullptr, c.n, p * kDigitBits, bases + p * kDigits,
-            c.state);
-      }
-      CHECK_LAUNCH();
-    });
+    pass<<<tiles, c.tile.block, sorted_bytes, c.stream>>>(b.keys_in, b.values_in, b.keys_out,
+                                                          b.values_out, c.n, p * kDigitBits,
+                                                          bases + p * kDigits, c.state);
+    CHECK_LAUNCH();
   }
   return tiles;
 }

@@ -50,30 +50,30 @@ __global__ void __launch_bounds__(kMaxSortBlock)
   }
 }
 
+// Per digit: the histogram, chapter 16's scan of the counts (through its launcher) and
+// the scatter. Returns the tickets of the last digit's scan.
 int64_t launch_three_kernel(const ch18::SortCall& c) {
   const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
   Count* counts = c.scratch;
   Count* offsets =
       c.scratch + sw::ceil_div(kDigits * tiles, 2) * 2;  // 16-byte aligned for the scan
+  const auto histogram =
+      SortRows::pick(c.tile.rows, [](auto r) { return histogram_tiles<decltype(r)::value>; });
+  const auto scatter = SortRows::pick(c.tile.rows, [&](auto r) {
+    return c.values_in ? scatter_tiles<decltype(r)::value, true>
+                       : scatter_tiles<decltype(r)::value, false>;
+  });
   int64_t tickets = 0;
   for (int p = 0; p < kPasses; ++p) {
     const PassBuffers b = pass_buffers(c, p);
-    SortRows::dispatch(c.tile.rows, [&](auto r) {
-      constexpr int R = decltype(r)::value;
-      histogram_tiles<R>
-          <<<tiles, c.tile.block, 0, c.stream>>>(b.keys_in, c.n, p * kDigitBits, counts, tiles);
-      CHECK_LAUNCH();
-      tickets = ch16::launch_scan_lookback<Count, ch16::kDefaultRows>(
-          counts, offsets, kDigits * tiles, false, ch16::kDefaultRows, ch16::kDefaultBlock, c.state,
-          c.stream);
-      if (c.values_in)
-        scatter_tiles<R, true><<<tiles, c.tile.block, 0, c.stream>>>(
-            b.keys_in, b.values_in, b.keys_out, b.values_out, c.n, p * kDigitBits, offsets, tiles);
-      else
-        scatter_tiles<R, false><<<tiles, c.tile.block, 0, c.stream>>>(
-            b.keys_in, nullptr, b.keys_out, nullptr, c.n, p * kDigitBits, offsets, tiles);
-      CHECK_LAUNCH();
-    });
+    histogram<<<tiles, c.tile.block, 0, c.stream>>>(b.keys_in, c.n, p * kDigitBits, counts, tiles);
+    CHECK_LAUNCH();
+    tickets = ch16::launch_scan_lookback<Count, ch16::Choices<ch16::kDefaultRows>>(
+        {counts, offsets, kDigits * tiles, false, ch16::kDefaultRows, ch16::kDefaultBlock, nullptr,
+         c.state, c.stream});
+    scatter<<<tiles, c.tile.block, 0, c.stream>>>(b.keys_in, b.values_in, b.keys_out, b.values_out,
+                                                  c.n, p * kDigitBits, offsets, tiles);
+    CHECK_LAUNCH();
   }
   return tickets;
 }
