@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from argparse import Namespace
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -343,6 +344,33 @@ def check_requirements():
            "self-test: the tasks that need a failing task are expected NOT_RUN")
 
 
+def check_sanitizer_verdict():
+    """The sanitizer stage fails a task on its own steps only: a run whose exit code is 1
+    because another task's check failed beside --variant passes (the scan self-test on an
+    H200), and one where the task's own step fails does not."""
+    from labkit.runner import Run
+    task = T.task("warp-scan")
+    c = task.checks[0]
+
+    def fake(lines, code):
+        return lambda *a, **k: Run(cmd=[], code=code, out="\n".join(json.dumps(x) for x in lines)).parse()
+
+    own_ok = [{"record": "check", "what": c.steps[0] + " u32", "ok": True},
+              {"record": "check", "what": "status-protocol", "ok": False}, {"record": "summary", "checks": 2}]
+    own_bad = [{"record": "check", "what": c.steps[0] + " u32", "ok": False}, {"record": "summary", "checks": 1}]
+    real_run, real_find = check.run, check.find_sanitizer
+    check.find_sanitizer = lambda: "compute-sanitizer"
+    try:
+        check.run = fake(own_ok, 1)
+        other = check.sanitize(task, [(c, ["prog"])], Namespace(seed=1, sandbox=None))[0]
+        check.run = fake(own_bad, 1)
+        mine = check.sanitize(task, [(c, ["prog"])], Namespace(seed=1, sandbox=None))[0]
+    finally:
+        check.run, check.find_sanitizer = real_run, real_find
+    expect(other == "PASS", f"sanitizer stage: another task's failing check is not this task's failure (got {other})")
+    expect(mine == "FAIL", f"sanitizer stage: the task's own failing step under the sanitizer fails it (got {mine})")
+
+
 def check_track(track, tmp, consts):
     """Every check of one track's copy; returns this process's failures."""
     copy = E.export(track, tmp / track)
@@ -359,6 +387,7 @@ def check_track(track, tmp, consts):
 def check_standin(tmp):
     catalogue_documented()
     check_requirements()
+    check_sanitizer_verdict()
     grader_on_standin(tmp)
 
 
