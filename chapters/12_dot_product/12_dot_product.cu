@@ -29,7 +29,8 @@
 //                the kernel-only versions, the error depths, the step table, the runs.
 // Checks:        dot_checks.cpp (--verify-only; the CPU reference and baselines too).
 //                The C ABI and its Python test: abi/.
-// Run:           build/chapters/12_dot_product [--n 2^28] [--verify-only] [--json]
+// Run:           build/chapters/12_dot_product [--n 2^28] [--variant two-pass-float4]
+//                [--verify-only] [--json]
 //                (without --n the benchmark runs at 2^28 and at 2^20)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -156,7 +157,8 @@ float run_once(const Step& s, Dot& d) {
 // --- benchmark --------------------------------------------------------------------------------
 
 // Every version: poisoned result, one checked run, the timed runs, the last one checked again.
-void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n, bool time_cpu) {
+void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n,
+               const std::string& variant, bool time_cpu) {
   Dot d(n);
   ch12::DotRef ref{};
   const auto generate =
@@ -175,6 +177,7 @@ void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n, bool
 
   bool ceiling_done = false;
   for (const Step& s : kSteps) {
+    if (variant != "all" && variant != s.name && std::string(s.role) != "vendor") continue;
     const int64_t depth = s.depth(d);
     const sw::SumCheck first = sw::check_sum(run_once(s, d), ref.value, ref.abs_sum, depth, n);
     sw::Result r{s.name, n, bytes, {}, false, s.role};
@@ -276,6 +279,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> steps;
   for (const Step& s : kSteps)
     if (std::string(s.role) != "vendor") steps.push_back(s.name);
+  std::string variant = "all";
+  std::vector<std::string> variants = {"all"};
+  variants.insert(variants.end(), steps.begin(), steps.end());
+  cli.add_choice("--variant", &variant, variants,
+                 "the step(s) to run (cuBLAS's row always; the CPU rows with all)");
   cli.set_steps(steps);
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
   const sw::Gpu gpu = sw::start_gpu(opt);
@@ -288,7 +296,7 @@ int main(int argc, char** argv) {
   report.note(
       "kernel-only rows read x and y in device memory; end-to-end rows start from host memory "
       "and end with the result on the host");
-  benchmark(report, opt, n, true);
-  if (!cli.was_given("--n")) benchmark(report, opt, kSmallN, false);
+  benchmark(report, opt, n, variant, variant == "all");
+  if (!cli.was_given("--n")) benchmark(report, opt, kSmallN, variant, false);
   return report.exit_code();
 }

@@ -26,7 +26,8 @@
 //                table, main); top2_merge.cuh (ranking, merge, insert); top2_first_pass.cuh
 //                (each thread's grid-stride pass, the buffers); top2_cub.cuh (the vendor).
 // Checks:        top2_checks.cu (--verify-only, --large).
-// Run:           build/chapters/13_top2 [--n 2^28] [--verify-only] [--large] [--json]
+// Run:           build/chapters/13_top2 [--n 2^28] [--variant shuffle-int4] [--verify-only]
+//                [--large] [--json]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -238,6 +239,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> steps;
   for (const Step& s : kSteps)
     if (std::string(s.role) == "step") steps.push_back(s.name);
+  std::string variant = "all";
+  std::vector<std::string> variants = {"all"};
+  variants.insert(variants.end(), steps.begin(), steps.end());
+  cli.add_choice("--variant", &variant, variants,
+                 "the step(s) to run (CUB's row always; the CPU rows with all)");
   cli.set_steps(steps);
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
   const sw::Gpu gpu = sw::start_gpu(opt);
@@ -261,6 +267,7 @@ int main(int argc, char** argv) {
   report.note("answer: " + ch13::describe(want));
   Buffers b;
   for (const Step& s : kSteps) {
+    if (variant != "all" && variant != s.name && std::string(s.role) == "step") continue;
     sw::poison(b.out.get(), sizeof(Top2));
     const int64_t blocks = s.launch(d_x.get(), n, b);
     const bool first_ok = ch13::same(sw::read(b.out.get()), want);
@@ -285,6 +292,7 @@ int main(int argc, char** argv) {
     if (blocks > 0) r.extra["blocks"] = static_cast<double>(blocks);
     report.add(r);
   }
+  if (variant != "all") return report.exit_code();
   // The CPU baselines: one core (a lesson), then every core ("vs CPU" compares with it;
   // it is the reference's own loop, so it is checked against the one-core result).
   Top2 cpu{}, all{};

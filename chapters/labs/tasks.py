@@ -171,7 +171,8 @@ TASKS = [
                  "Accumulate x[i] * y[i] over this thread's grid-stride range of float4s into acc (four "
                  "fmaf chains, one per lane of the float4), then the n % 4 tail floats.",
                  "The stride is the whole grid, gridDim.x * kBlock threads.")],
-         [Check("12_dot_product", ["two-pass-float4"], grade_size=["--n", "2^26"])],
+         [Check("12_dot_product", ["two-pass-float4"], time_args=["--variant", "two-pass-float4"],
+                grade_size=["--n", "2^26"])],
          size="--n", unit=4, small=["--n", "1001"],
          tolerance="|got - exact| <= depth * 2^-24 * sum|x_i * y_i| (fp64 reference)"),
     Task("top2-merge", "dot-top2", "Merging top-2 pairs across a block",
@@ -184,7 +185,8 @@ TASKS = [
                  "each round, merging s[t] with s[t + h]; s[0] ends with the block's top-2.",
                  "The barrier goes outside the if.",
                  shape={"threadIdx.x": 256, "kThreads": 256})],
-         [Check("13_top2", ["thread-pairs", "shared-tree", "warp-shuffle", "shuffle-int4"], grade_size=["--n", "2^26"])],
+         [Check("13_top2", ["thread-pairs", "shared-tree", "warp-shuffle", "shuffle-int4"],
+                time_args=["--variant", "thread-pairs"], grade_size=["--n", "2^26"])],
          size="--n", unit=256, small=["--n", "1001"], races=True, tolerance=EXACT, min_size=2),
     # --- the stand-in: a CPU program with the same protocol, for the tests without a GPU ------
     Task("standin-sum", "standin", "Stand-in: the sum of a range of integers (CPU)",
