@@ -230,7 +230,7 @@ TASKS += [
          # Only the steps without a look-back: a wrong warp scan inside a look-back can spin
          # forever (TIMEOUT), and a look-back step would run the lookback task's code too.
          [Check("16_scan", ["warp-shuffle"], args=["--variant", "warp-shuffle"],
-                time_args=["--variant", "warp-shuffle", "--type", "u32"]),
+                time_args=["--variant", "warp-shuffle", "--type", "u32"], grade_size=["--n", "2^27"]),
           Check("16_scan", ["reduce-then-scan"], args=["--variant", "reduce-then-scan"])],
          size="--n", unit=1024, small=["--n", "1000"], races=True, tolerance=SCAN_TOLERANCE),
     Task("lookback", "scan", "The look-back: tickets and one-word status",
@@ -250,7 +250,7 @@ TASKS += [
                  "into its flag and its value.",
                  "One load: two would let a publication land between them.", stub="return {kInclusive, 0};")],
          [Check("16_scan", ["lookback-vec", "decoupled-lookback", "chained", "status-protocol"],
-                time_args=["--variant", "lookback-vec", "--type", "u32"]),
+                time_args=["--variant", "lookback-vec", "--type", "u32"], grade_size=["--n", "2^27"]),
           Check("17_stream_compaction", ["one-pass"])],
          size="--n", unit=2048, small=["--n", "1000", "--tile-rows", "1", "--block", "32"], races=True,
          requires=["warp-scan"], tolerance=SCAN_TOLERANCE),
@@ -263,7 +263,8 @@ TASKS += [
                  "The lanes with my digit: the AND over the 8 digit bits of (bit set ? ballot : ~ballot). "
                  "Then __ffs, __popc, __shfl_sync, and a __syncwarp before the next row reads counts.",
                  stub="return 0;")],
-         [Check("18_radix_sort", ["onesweep", "three-kernel"], time_args=["--variant", "onesweep", "--sort", "keys"])],
+         [Check("18_radix_sort", ["onesweep", "three-kernel"], time_args=["--variant", "onesweep", "--sort", "keys"],
+                grade_size=["--n", "2^27"])],
          size="--n", unit=4096, small=["--n", "5000"], races=True, requires=["warp-scan", "lookback"],
          tolerance="exact: every key (and value, its index in the input) equal to a stable sort's on the CPU"),
 ]
