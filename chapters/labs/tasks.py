@@ -230,7 +230,7 @@ TASKS += [
          # Only the steps without a look-back: a wrong warp scan inside a look-back can spin
          # forever (TIMEOUT), and a look-back step would run the lookback task's code too.
          [Check("16_scan", ["warp-shuffle"], args=["--variant", "warp-shuffle"],
-                time_args=["--variant", "warp-shuffle", "--type", "u32"], grade_size=["--n", "2^27"]),
+                time_args=["--type", "u32"], grade_size=["--n", "2^27"]),
           Check("16_scan", ["reduce-then-scan"], args=["--variant", "reduce-then-scan"])],
          size="--n", unit=1024, small=["--n", "1000"], races=True, tolerance=SCAN_TOLERANCE),
     Task("lookback", "scan", "The look-back: tickets and one-word status",
