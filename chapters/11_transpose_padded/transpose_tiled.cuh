@@ -1,7 +1,7 @@
 // Chapter 11's tiled steps: padded-32x8, tile64, tile64-float4, tile64-rows,
 // tile64-rows-grouped, the copy ceiling of tile64-float4 and the double kernels, each with
 // its launcher under it, after the tile body they share (move_tile and its two orders) and
-// launch_2d, the one launcher of every kernel of the 2-D order.
+// the two launchers they instantiate: launch_2d (the 2-D order) and launch_grouped.
 // Included once, by 11_transpose_padded.cu after its kTile and kPad, which it uses.
 #pragma once
 
@@ -170,6 +170,16 @@ __device__ void transpose_grouped_order(const T* __restrict__ in, T* __restrict_
   move_tile<T, TILE, V, ROW>(in, out, rows, cols, (k / width) * TILE, (first + k % width) * TILE);
 }
 
+// The launcher of a kernel of the grouped order: a 1-D grid, one block of 256 threads per
+// TILE x TILE tile. Each grouped step's launcher, under its kernel, is this instantiated.
+template <class T, void (*Kernel)(const T*, T*, int64_t, int64_t), int TILE>
+void launch_grouped(const sw::transpose::Args<T>& a) {
+  const int64_t tiles = sw::ceil_div(a.rows, TILE) * sw::ceil_div(a.cols, TILE);
+  const dim3 grid(sw::transpose::grid_x(tiles)), block(sw::kWarp, kWarps);  // a block per tile
+  Kernel<<<grid, block>>>(a.in, a.out, a.rows, a.cols);
+  CHECK_LAUNCH();
+}
+
 // --- 2. padded-32x8: the 32 x 32 padded tile, four elements per thread ---------------------
 
 __global__ void __launch_bounds__(kThreads)
@@ -256,12 +266,8 @@ __global__ void __launch_bounds__(kThreads)
   transpose_grouped_order<float, kWideTile, 2, kWideRow>(in, out, rows, cols);
 }
 
-void launch_tile64_rows_grouped(const sw::transpose::Args<float>& a) {
-  const int64_t tiles = sw::ceil_div(a.rows, kWideTile) * sw::ceil_div(a.cols, kWideTile);
-  const dim3 grid(sw::transpose::grid_x(tiles)), block(sw::kWarp, kWarps);  // a block per tile
-  transpose_tile64_rows_grouped<<<grid, block>>>(a.in, a.out, a.rows, a.cols);
-  CHECK_LAUNCH();
-}
+constexpr sw::transpose::Launch<float> launch_tile64_rows_grouped =
+    launch_grouped<float, transpose_tile64_rows_grouped, kWideTile>;
 
 // --- doubles: 8-byte elements already make 256-byte rows of 32; V = 1 keeps the banks
 // conflict-free (a 64-bit access is served as two half-warps) ------------------------------------
@@ -281,11 +287,7 @@ __global__ void __launch_bounds__(kThreads)
   transpose_grouped_order<double, kTile, 1, kNarrowRow>(in, out, rows, cols);
 }
 
-void launch_double_tile32_grouped(const sw::transpose::Args<double>& a) {
-  const int64_t tiles = sw::ceil_div(a.rows, kTile) * sw::ceil_div(a.cols, kTile);
-  const dim3 grid(sw::transpose::grid_x(tiles)), block(sw::kWarp, kWarps);  // a block per tile
-  transpose_double_tile32_grouped<<<grid, block>>>(a.in, a.out, a.rows, a.cols);
-  CHECK_LAUNCH();
-}
+constexpr sw::transpose::Launch<double> launch_double_tile32_grouped =
+    launch_grouped<double, transpose_double_tile32_grouped, kTile>;
 
 }  // namespace
