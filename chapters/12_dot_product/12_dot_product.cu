@@ -68,7 +68,6 @@ using ch12::launch_e2e;
 using ch12::launch_e2e_overlap;
 using dot::kBlock;
 using dot::kVec;
-using dot::launch_final;
 constexpr int64_t kDefaultN = int64_t{1} << 28;  // 1 GiB per vector, far beyond L2
 constexpr int64_t kSmallN = int64_t{1} << 20;    // 4 MiB per vector: fits in L2
 constexpr double kBigCall = 64e6;                // bytes; slower calls are timed fewer times
@@ -91,7 +90,8 @@ void launch_two_pass_float4(Dot& d) {
   const int64_t blocks = dot::blocks_for(d.n, d.max_blocks);
   dot::dot_partials<<<blocks, kBlock>>>(d.x.get(), d.y.get(), d.n, d.partials.get());
   CHECK_LAUNCH();
-  launch_final(d.partials.get(), blocks, d.result.get(), 0);
+  dot::dot_final<<<1, kBlock>>>(d.partials.get(), blocks, d.result.get());
+  CHECK_LAUNCH();
 }
 
 // --- error bounds: the longest chain of float roundings a product goes through -------------

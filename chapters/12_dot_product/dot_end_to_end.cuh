@@ -18,8 +18,6 @@
 
 namespace ch12 {
 
-using dot::launch_final;
-
 constexpr int64_t kMinChunk = int64_t{1} << 16;  // floats; smaller chunks cost more in API calls
 constexpr int64_t kChunkAlign = 1024;            // floats: chunk starts stay 16-byte aligned
 
@@ -57,7 +55,8 @@ void launch_e2e(Dot& d) {
     const int64_t blocks = dot::blocks_for(d.n, d.max_blocks);
     dot::dot_partials<<<blocks, kBlock>>>(x, y, d.n, partials);
     CHECK_LAUNCH();
-    launch_final(partials, blocks, result, 0);
+    dot::dot_final<<<1, kBlock>>>(partials, blocks, result);
+    CHECK_LAUNCH();
     CUDA_CHECK(cudaEventRecord(s.computed));
     CUDA_CHECK(cudaMemcpy(&d.answer, result, sizeof(float), cudaMemcpyDeviceToHost));
     s.chunks = 0;
@@ -100,7 +99,8 @@ inline void launch_e2e_overlap(Dot& d) {
     CUDA_CHECK(cudaEventRecord(d.joined[k], d.stream[k]));
     CUDA_CHECK(cudaStreamWaitEvent(0, d.joined[k]));
   }
-  launch_final(d.partials.get(), partials, d.result.get(), 0);
+  dot::dot_final<<<1, kBlock>>>(d.partials.get(), partials, d.result.get());
+  CHECK_LAUNCH();
   CUDA_CHECK(cudaEventRecord(s.computed));
   CUDA_CHECK(cudaMemcpy(&d.answer, d.result.get(), sizeof(float), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaEventRecord(s.finished));

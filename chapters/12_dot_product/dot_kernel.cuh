@@ -1,8 +1,7 @@
-// Chapter 12's kernels, two-pass-float4's two passes, and the launcher of the second pass. Their
-// own header because the C ABI library (abi/dot_abi.cu) runs them too; the library launches
-// them itself, since it returns its errors where these launchers exit on them (CHECK_LAUNCH).
-// Each step's launcher (12_dot_product.cu, dot_end_to_end.cuh) launches the first pass itself,
-// beside its grid, then calls launch_final.
+// Chapter 12's kernels, two-pass-float4's two passes. Their own header because the C ABI
+// library (abi/dot_abi.cu) runs them too. Each step's launcher (12_dot_product.cu,
+// dot_end_to_end.cuh, and the library's, which returns its errors where the chapter's
+// launchers exit on them) launches both passes itself, beside the first pass's grid.
 //
 // Chapter 06's reduce_overload sums one vector; a dot product reads two and multiplies,
 // so the main loop is its own (two float4 loads, four fmaf chains per thread). The
@@ -63,12 +62,6 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ BlockSum::TempStorage temp;
   const float s = BlockSum(temp).Sum(v);
   if (threadIdx.x == 0) *out = s;
-}
-
-// Second pass: one block adds `count` block sums in a fixed order.
-inline void launch_final(const float* partials, int64_t count, float* out, cudaStream_t stream) {
-  dot_final<<<1, kBlock, 0, stream>>>(partials, count, out);
-  CHECK_LAUNCH();
 }
 
 // Blocks of the first pass: one per kBlock float4s, at most max_blocks (one full wave).

@@ -119,11 +119,6 @@ __global__ void __launch_bounds__(kFinalBlock)
   if (threadIdx.x == 0) *out = t;
 }
 
-void launch_final(const Top2* partials, int64_t count, Top2* out) {
-  top2_final<<<1, kFinalBlock>>>(partials, count, out);
-  CHECK_LAUNCH();
-}
-
 // --- the steps: one first-pass kernel each, then the second pass ------------------------------
 
 // thread-pairs: every thread writes its own top-2; the second pass merges them all.
@@ -137,7 +132,8 @@ int64_t launch_thread_pairs(const int32_t* x, int64_t n, Buffers& b) {
       std::min(resident, sw::ceil_div(n, kBlock));  // all resident blocks, fewer for small n
   top2_thread_pairs<<<grid, kBlock>>>(x, n, b.partials.get());
   CHECK_LAUNCH();
-  launch_final(b.partials.get(), grid * kBlock, b.out.get());
+  top2_final<<<1, kFinalBlock>>>(b.partials.get(), grid * kBlock, b.out.get());
+  CHECK_LAUNCH();
   return grid;
 }
 
@@ -152,7 +148,8 @@ int64_t launch_shared_tree(const int32_t* x, int64_t n, Buffers& b) {
   const int64_t grid = std::min(resident, sw::ceil_div(n, kBlock));
   top2_shared_tree<<<grid, kBlock>>>(x, n, b.partials.get());
   CHECK_LAUNCH();
-  launch_final(b.partials.get(), grid, b.out.get());
+  top2_final<<<1, kFinalBlock>>>(b.partials.get(), grid, b.out.get());
+  CHECK_LAUNCH();
   return grid;
 }
 
@@ -167,7 +164,8 @@ int64_t launch_warp_shuffle(const int32_t* x, int64_t n, Buffers& b) {
   const int64_t grid = std::min(resident, sw::ceil_div(n, kBlock));
   top2_warp_shuffle<<<grid, kBlock>>>(x, n, b.partials.get());
   CHECK_LAUNCH();
-  launch_final(b.partials.get(), grid, b.out.get());
+  top2_final<<<1, kFinalBlock>>>(b.partials.get(), grid, b.out.get());
+  CHECK_LAUNCH();
   return grid;
 }
 
@@ -184,7 +182,8 @@ int64_t launch_shuffle_int4(const int32_t* x, int64_t n, Buffers& b) {
   const int64_t grid = std::min(resident, sw::ceil_div(n, kBlock * kVec));
   top2_shuffle_int4<<<grid, kBlock>>>(x, n, b.partials.get());
   CHECK_LAUNCH();
-  launch_final(b.partials.get(), grid, b.out.get());
+  top2_final<<<1, kFinalBlock>>>(b.partials.get(), grid, b.out.get());
+  CHECK_LAUNCH();
   return grid;
 }
 

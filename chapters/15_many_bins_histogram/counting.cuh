@@ -171,15 +171,20 @@ __device__ inline void store_row(const uint32_t* words, int64_t nwords, uint32_t
   if (threadIdx.x == 0) row_base[blockIdx.x] = static_cast<uint32_t>(base);
 }
 
+// The histogram's words: packed words hold two bins.
+template <bool kPacked>
+__host__ __device__ constexpr int64_t add_words(uint32_t bins) {
+  return kPacked ? (int64_t{bins} + 1) / 2 : int64_t{bins};
+}
+
 // Word w of the whole histogram: the sum of the rows that cover it, kRowsPerGroup rows
 // per blockIdx.y. Packed words hold bins 2w and 2w + 1.
 template <bool kPacked>
 __global__ void __launch_bounds__(kAddThreads)
     add_partials(const uint32_t* __restrict__ partials, const uint32_t* __restrict__ row_base,
-                 int64_t rows, int64_t row_words, int64_t words, uint32_t bins,
-                 HistCount* __restrict__ hist) {
+                 int64_t rows, int64_t row_words, uint32_t bins, HistCount* __restrict__ hist) {
   const int64_t w = int64_t{blockIdx.x} * kAddThreads + threadIdx.x;
-  if (w >= words) return;
+  if (w >= add_words<kPacked>(bins)) return;
   const int64_t first = int64_t{blockIdx.y} * kRowsPerGroup;
   const int64_t last = first + kRowsPerGroup < rows ? first + kRowsPerGroup : rows;
   HistCount lo = 0, hi = 0;
@@ -197,15 +202,11 @@ __global__ void __launch_bounds__(kAddThreads)
   if (hi && bin + 1 < bins) atomicAdd(&hist[bin + 1], hi);
 }
 
+// add_partials' grid: a thread per word of the histogram, a blockIdx.y per kRowsPerGroup rows.
 template <bool kPacked>
-void add_rows(const uint32_t* partials, const uint32_t* row_base, int64_t rows, int64_t row_words,
-              uint32_t bins, HistCount* hist) {
-  const int64_t words = kPacked ? (int64_t{bins} + 1) / 2 : bins;
-  const dim3 grid(static_cast<unsigned>(sw::ceil_div(words, kAddThreads)),
-                  static_cast<unsigned>(sw::ceil_div(rows, kRowsPerGroup)));
-  add_partials<kPacked>
-      <<<grid, kAddThreads>>>(partials, row_base, rows, row_words, words, bins, hist);
-  CHECK_LAUNCH();
+dim3 add_grid(uint32_t bins, int64_t rows) {
+  return dim3(static_cast<unsigned>(sw::ceil_div(add_words<kPacked>(bins), kAddThreads)),
+              static_cast<unsigned>(sw::ceil_div(rows, kRowsPerGroup)));
 }
 
 // --- what every launcher needs -----------------------------------------------------------

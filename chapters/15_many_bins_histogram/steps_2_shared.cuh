@@ -157,7 +157,9 @@ void launch_shared(const Job& j) {
   count_shared<T, Counter>
       <<<grid, kBlockThreads, smem>>>(j.values<T>(), j.n, j.bins, j.hist, partials, row_base);
   CHECK_LAUNCH();
-  add_rows<kPacked>(partials, row_base, grid, nwords, j.bins, j.hist);
+  add_partials<kPacked><<<add_grid<kPacked>(j.bins, grid), kAddThreads>>>(partials, row_base, grid,
+                                                                          nwords, j.bins, j.hist);
+  CHECK_LAUNCH();
 }
 
 }  // namespace ch15

@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 // Both cluster steps' launcher: as many clusters as fit at once, striding over the
-// input; then add_rows adds up the blocks' slices.
+// input; then add_partials adds up the blocks' slices.
 template <class T, bool kPacked>
 void launch_cluster(const Job& j) {
   const Slice s = cluster_slice(j.bins, j.cluster, kPacked);
@@ -161,7 +161,9 @@ void launch_cluster(const Job& j) {
   CUDA_CHECK(cudaLaunchKernelEx(&config, count_cluster<T, kPacked>, j.values<T>(), j.n, j.bins,
                                 s.bins, j.hist, partials, row_base));
   CHECK_LAUNCH();
-  add_rows<kPacked>(partials, row_base, grid, s.words, j.bins, j.hist);
+  add_partials<kPacked><<<add_grid<kPacked>(j.bins, grid), kAddThreads>>>(partials, row_base, grid,
+                                                                          s.words, j.bins, j.hist);
+  CHECK_LAUNCH();
 }
 
 // The clusters of the job's size that fit at once (the grid of the cluster steps).

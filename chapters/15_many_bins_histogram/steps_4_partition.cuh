@@ -252,7 +252,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
 }
 
 // partition's launcher: pass 1 and pass 2 each on a full wave (pass 2 at least one block
-// per slice), then add_rows adds up the slices' rows.
+// per slice), then add_partials adds up the slices' rows.
 template <class T>
 void launch_partition(const Job& j) {
   constexpr int kTileVecs = kScatterThreads * (kTileValuesPerThread / kVec<T>);
@@ -279,7 +279,9 @@ void launch_partition(const Job& j) {
   count_partitions<<<grid2, kBlockThreads, smem>>>(
       values, header, tiles, parts, sl, j.bins, part_total, part_next, j.hist, partials, row_base);
   CHECK_LAUNCH();
-  add_rows<true>(partials, row_base, grid2, nwords, j.bins, j.hist);
+  add_partials<true><<<add_grid<true>(j.bins, grid2), kAddThreads>>>(partials, row_base, grid2,
+                                                                     nwords, j.bins, j.hist);
+  CHECK_LAUNCH();
 }
 
 }  // namespace ch15

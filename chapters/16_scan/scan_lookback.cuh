@@ -289,16 +289,16 @@ __global__ void __launch_bounds__(kMaxLookbackBlock)
   single_pass<T, kVec16<T>, kRows, Lookback::kDecoupled>(in, out, n, inclusive, state);
 }
 
-// Its launcher: chapter 16's step lookback-vec (Rows = ScanRows, the rows of c.rows),
-// and chapters 17 and 18's scan of their counts (Rows = Choices<kDefaultRows>, the only
-// one they compile). Zeroes the ticket and the status words; returns the tiles: the
-// tickets the kernel must draw.
-template <class T, class Rows = ScanRows>
+// Its launcher: chapter 16's step lookback-vec (the kernel compiled for c.rows). Zeroes the
+// ticket and the status words; returns the tiles: the tickets the kernel must draw.
+// Chapters 17 and 18 launch scan_lookback themselves, in the default tile, beside their
+// own kernels.
+template <class T>
 int64_t launch_scan_lookback(const sw::scan::ScanCall<T>& c) {
   const unsigned tiles = tile_count(c.n, c.block, c.rows, kVec16<T>);
   clear_state(c.state, tiles, c.stream);
   const auto kernel =
-      Rows::pick(c.rows, [](auto r) { return scan_lookback<T, decltype(r)::value>; });
+      ScanRows::pick(c.rows, [](auto r) { return scan_lookback<T, decltype(r)::value>; });
   kernel<<<tiles, c.block, 0, c.stream>>>(c.in, c.out, c.n, c.inclusive, c.state);
   CHECK_LAUNCH();
   return tiles;

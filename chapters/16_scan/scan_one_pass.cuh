@@ -40,6 +40,6 @@ int64_t launch_one_pass(const sc::ScanCall<T>& c) {
 }
 
 // lookback-vec's kernel and launcher are the header's scan_lookback and
-// launch_scan_lookback: chapters 17 and 18 call them too.
+// launch_scan_lookback: chapters 17 and 18 launch the kernel too.
 
 }  // namespace

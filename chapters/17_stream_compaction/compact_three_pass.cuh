@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(ch16::kMaxLookbackBlock)
 // The tile offsets at scratch + aligned(tiles): 16-byte aligned for the scan's loads.
 int64_t aligned(int64_t count) { return sw::ceil_div(count, 2) * 2; }
 
-// The count, chapter 16's scan of the counts (through its launcher) and the scatter.
+// The count, chapter 16's scan of the counts and the scatter.
 // Returns the scan's tickets.
 int64_t launch_three_pass(const CompactCall& c) {
   const unsigned tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, kVec);
@@ -59,9 +59,14 @@ int64_t launch_three_pass(const CompactCall& c) {
       ch16::ScanRows::pick(c.tile.rows, [](auto r) { return scatter_tiles<decltype(r)::value>; });
   count<<<tiles, c.tile.block, 0, c.stream>>>(c.in, c.n, c.keep, counts);
   CHECK_LAUNCH();
-  const int64_t tickets = ch16::launch_scan_lookback<Count, ch16::Choices<ch16::kDefaultRows>>(
-      {counts, offsets, tiles, false, ch16::kDefaultRows, ch16::kDefaultBlock, nullptr, c.state,
-       c.stream});
+  // chapter 16's single-pass scan of the counts, in its default tile: clear its ticket and
+  // status words, then one block per tile of counts
+  const unsigned tickets =
+      ch16::tile_count(tiles, ch16::kDefaultBlock, ch16::kDefaultRows, ch16::kVec16<Count>);
+  ch16::clear_state(c.state, tickets, c.stream);
+  ch16::scan_lookback<Count, ch16::kDefaultRows>
+      <<<tickets, ch16::kDefaultBlock, 0, c.stream>>>(counts, offsets, tiles, false, c.state);
+  CHECK_LAUNCH();
   scatter<<<tiles, c.tile.block, 0, c.stream>>>(c.in, c.out, c.count, c.n, c.keep, offsets);
   CHECK_LAUNCH();
   return tickets;  // the scan's: this step's own tiles need none

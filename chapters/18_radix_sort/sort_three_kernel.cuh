@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(kMaxSortBlock)
   }
 }
 
-// Per digit: the histogram, chapter 16's scan of the counts (through its launcher) and
+// Per digit: the histogram, chapter 16's scan of the counts and
 // the scatter. Returns the tickets of the last digit's scan.
 int64_t launch_three_kernel(const ch18::SortCall& c) {
   const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
@@ -68,9 +68,13 @@ int64_t launch_three_kernel(const ch18::SortCall& c) {
     const PassBuffers b = pass_buffers(c, p);
     histogram<<<tiles, c.tile.block, 0, c.stream>>>(b.keys_in, c.n, p * kDigitBits, counts, tiles);
     CHECK_LAUNCH();
-    tickets = ch16::launch_scan_lookback<Count, ch16::Choices<ch16::kDefaultRows>>(
-        {counts, offsets, kDigits * tiles, false, ch16::kDefaultRows, ch16::kDefaultBlock, nullptr,
-         c.state, c.stream});
+    // chapter 16's single-pass scan of the counts, digit-major, in its default tile
+    tickets = ch16::tile_count(kDigits * tiles, ch16::kDefaultBlock, ch16::kDefaultRows,
+                               ch16::kVec16<Count>);
+    ch16::clear_state(c.state, tickets, c.stream);
+    ch16::scan_lookback<Count, ch16::kDefaultRows><<<tickets, ch16::kDefaultBlock, 0, c.stream>>>(
+        counts, offsets, kDigits * tiles, false, c.state);
+    CHECK_LAUNCH();
     scatter<<<tiles, c.tile.block, 0, c.stream>>>(b.keys_in, b.values_in, b.keys_out, b.values_out,
                                                   c.n, p * kDigitBits, offsets, tiles);
     CHECK_LAUNCH();
