@@ -16,7 +16,7 @@ class Mistake:
     old: str
     new: str
     expect: str          # FAIL, CRASH, TIMEOUT, SANITIZER or PASS (a correct variant); a|b: either
-    says: str = ""       # part of the detail or diagnosis the checker must print
+    says: str = ""       # part of the detail or diagnosis the checker must print; a|b: either
     point: str = ""      # the lab-design point it demonstrates (issue 18), for the handout
     static: str = ""     # the rule of labkit/static.py that must flag it without a GPU
 
@@ -173,7 +173,7 @@ MISTAKES.update({
                 "  const unsigned flag = static_cast<unsigned>(w.load(cuda::memory_order_relaxed) >> kFlagShift);\n"
                 "  const Count s = w.load(cuda::memory_order_relaxed);\n"
                 "  return {flag, s & kValueMask};\n",
-                "FAIL", "torn", "5"),
+                "FAIL", "torn|a race", "5"),
         Mistake("block-index-order", CH16H, "tile = static_cast<int64_t>(atomicAdd(counter, Count{1}));",
                 "tile = blockIdx.x;", "FAIL", "ticket"),
         Mistake("flag-dropped", CH16H, "w.store((Count{flag} << kFlagShift) | (bits & kValueMask),",
