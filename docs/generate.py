@@ -21,6 +21,7 @@ by the tour), from docs/evidence/ and from the chapter sources.
     <!-- word: expr="dyn < stat" words="faster|slower" --><!-- end word -->    a word the figures choose
     <!-- runs: gpus=all --><!-- end runs -->      every run behind the tables, and what changed since
     <!-- build-times: file=docs/results/build-times.json --><!-- end build-times -->   the measured builds
+    <!-- skipped: file=docs/results/nvidia-h200-emulate-t4-skipped.txt --><!-- end skipped -->   a mode's skipped steps
 
 GPUs. Each docs/results/<gpu>.json is one GPU model. Markers read the primary GPU
 (PRIMARY below, else the newest file) unless they say gpu=<file name, or its
@@ -90,7 +91,7 @@ EVIDENCE = os.path.join(DOCS, "evidence")
 PLOTS = os.path.join(DOCS, "plots")
 RUN_NOTES = os.path.join(RESULTS, "run_notes.json")  # not a GPU's results: what changed since a run
 PRIMARY = "nvidia-h200"  # the GPU the prose is written against; markers may name another with gpu=
-KINDS = "results|value|plot|device|code|quote|word|runs|build-times"
+KINDS = "results|value|plot|device|code|quote|word|runs|build-times|skipped"
 MARKER = re.compile(r"<!-- (" + KINDS + r"): (.*?) -->(.*?)<!-- end \1 -->", re.S)
 DEFAULT_ROLES = ("ceiling", "cpu", "vendor", "step", "anti-example")
 ALL_ROLES = DEFAULT_ROLES + ("sweep", "lesson")
@@ -1037,6 +1038,25 @@ def build_times_block(attrs, doc_path):
     return "\n" + "\n".join(lines) + f"\n\n*From [`{rel}`]({link}); the rebuild touches `{runs[0]['touched']}`.*\n"
 
 
+def skipped_block(attrs, doc_path):
+    """The steps a build mode's GPU tests skipped (.ci/gpu-run writes <gpu>-<mode>-skipped.txt):
+    one row per step that a chapter's program skipped, with its reason. Whole tests that
+    skipped (the format checks without clang-format 14) are not a chapter's steps."""
+    rel, path, text = marker_file(attrs)
+    emulated = next((l[len("# emulated: "):] for l in text.split("\n") if l.startswith("# emulated: ")), "")
+    rows = []
+    for line in text.split("\n"):
+        m = re.match(r"ch\d+\S* - [^:]+:(\S+): SKIP ([^:]+): (.*)$", line)
+        if m:
+            rows.append(f"| `{m.group(1)}` | `{m.group(2)}` | {m.group(3)} |")
+    link = os.path.relpath(path, os.path.dirname(doc_path))
+    head = f"\nEmulated: {emulated}.\n\n" if emulated else "\n"
+    if not rows:
+        return head + f"No step skipped. *From [`{rel}`]({link}).*\n"
+    return (head + "| program | step | reason |\n|---|---|---|\n" + "\n".join(rows) +
+            f"\n\n*From [`{rel}`]({link}).*\n")
+
+
 # --- plots -----------------------------------------------------------------------------
 
 def plot_block(attrs, results, order, doc_path, draw):
@@ -1288,6 +1308,8 @@ def render(text, results, doc_path, draw):
                 body = runs_block(attrs, results, order, doc_path)
             elif kind == "build-times":
                 body = build_times_block(attrs, doc_path)
+            elif kind == "skipped":
+                body = skipped_block(attrs, doc_path)
             elif kind == "plot":
                 body = plot_block(attrs, results, order, doc_path, draw)
             elif kind == "word":
@@ -1397,7 +1419,7 @@ def prose_of(text):
     each figure is (number, unit) in the order of the text. Tables, listings, plots and code are
     blanked (line breaks kept, so that line numbers stay right)."""
     blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
-    text = re.sub(r"<!-- (results|plot|code|quote|device|runs|build-times): .*? -->.*?<!-- end \1 -->", blank, text,
+    text = re.sub(r"<!-- (results|plot|code|quote|device|runs|build-times|skipped): .*? -->.*?<!-- end \1 -->", blank, text,
                   flags=re.S)
     text = re.sub(r"^```.*?^```[ \t]*$", blank, text, flags=re.S | re.M)
     figures = []
