@@ -100,9 +100,9 @@ python3 chapters/labs/lab.py check --task {tasks[0].id}   # one task
 meson test -C build --suite lab                    # one test per task (skipped without a GPU)
 ```
 
-Without a GPU, `check` still reads your code (the region rules and the hints of
-the handout's "Without a GPU" section) and builds it; the GPU stages say SKIP. A
-stub reports `NOT_IMPLEMENTED` until you write it.
+Without a GPU, `check` still reads your code (the region rules and the hints that
+[docs/labs/checker.md](docs/labs/checker.md) lists under "Without a GPU") and builds
+it; the GPU stages say SKIP. A stub reports `NOT_IMPLEMENTED` until you write it.
 
 | task | what | files |
 |---|---|---|

@@ -165,6 +165,12 @@ MISTAKES.update({
                 "FAIL"),
         Mistake("stops-at-16", CH16H, "d < sw::kWarp; d *= 2", "d < sw::kWarp / 2; d *= 2", "FAIL"),
         Mistake("assigns-instead-of-adding", CH16H, "if (lane >= d) v += up;", "if (lane >= d) v = up;", "FAIL"),
+        # Undefined behaviour that the GPU may or may not show (the compiler can predicate the
+        # shuffle); the checker's hint must name it with or without a GPU.
+        Mistake("shuffle-in-branch", CH16H,
+                "    const T up = __shfl_up_sync(sw::kFullMask, v, d);\n    if (lane >= d) v += up;\n",
+                "    if (lane >= d) v += __shfl_up_sync(sw::kFullMask, v, d);\n",
+                "PASS|FAIL|SANITIZER|TIMEOUT|CRASH", "shuffle-in-branch", static="shuffle-in-branch"),
     ],
     "lookback": [
         Mistake("two-loads", CH16H,

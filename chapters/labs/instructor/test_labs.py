@@ -371,6 +371,33 @@ def check_sanitizer_verdict():
     expect(mine == "FAIL", f"sanitizer stage: the task's own failing step under the sanitizer fails it (got {mine})")
 
 
+def check_stability_merge(tmp):
+    """A stability run split over GPUs (--part i/k) is joined by --merge: it counts the copies
+    graded and the ratio spread over all parts, and it fails when a copy is missing."""
+    sheet = ["student,task,status,speed_ratio"]
+    for k, (part, ratio) in enumerate([(1, "1.00"), (2, "0.99"), (1, "1.01")], 1):
+        d = tmp / "stability-parts" / f"p{part}"
+        d.mkdir(parents=True, exist_ok=True)
+        rows = (d / "grades.csv").read_text().splitlines() if (d / "grades.csv").exists() else sheet
+        (d / "grades.csv").write_text("\n".join(rows + [f"reference-{k:02d},standin-sum,PASS,{ratio}"]) + "\n")
+    parts = [str(tmp / "stability-parts" / p) for p in ("p1", "p2")]
+
+    def merge(n, *dirs):
+        out = tmp / "stability-parts" / f"all-{n}-{len(dirs)}"
+        r = subprocess.run([sys.executable, str(LABS / "lab.py"), "selftest", "standin", "--stability", str(n),
+                            "--merge", *dirs, "--out", str(out)], capture_output=True, text=True)
+        md = (out / "stability.md").read_text() if (out / "stability.md").exists() else ""
+        return r.returncode, md
+
+    code, md = merge(3, *parts)
+    expect(code == 0 and "Copies graded: 3 of 3." in md and "| standin-sum | PASS | 0.990 | 1.000 | 1.010 | 1.0202 |" in md,
+           f"stability --merge joins the parts: 3 of 3 copies, spread 1.0202 (exit {code}):\n{md}")
+    code, md = merge(4, *parts)
+    expect(code == 1 and "Copies graded: 3 of 4." in md, f"stability --merge fails with a copy missing (exit {code})")
+    code, _ = merge(3, parts[0], str(tmp / "stability-parts" / "none"))
+    expect(code == 2, f"stability --merge of a part without a sheet is a usage error, exit 2 (got {code})")
+
+
 def check_track(track, tmp, consts):
     """Every check of one track's copy; returns this process's failures."""
     copy = E.export(track, tmp / track)
@@ -388,6 +415,7 @@ def check_standin(tmp):
     catalogue_documented()
     check_requirements()
     check_sanitizer_verdict()
+    check_stability_merge(tmp)
     grader_on_standin(tmp)
 
 

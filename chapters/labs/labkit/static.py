@@ -6,7 +6,8 @@ Two kinds of finding:
            region that breaks one (status FAIL), before anything is built.
   hints    common mistakes read off the code: a barrier that only some threads
            reach, a shared-memory index past the array for the task's block, a
-           shuffle whose mask or offset differs between lanes, a global store with no
+           shuffle whose mask or offset differs between lanes, a full-mask shuffle that
+           only some lanes reach, a global store with no
            bounds guard, an intrinsic CUDA 9 removed. "reject" hints are certain bugs
            (undefined behaviour or an out-of-bounds access) and fail the task when
            grading; "warn" hints are printed and linked to the handout.
@@ -29,6 +30,10 @@ BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__sync
 OLD_INTRINSICS = {"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor", "__any", "__all", "__ballot"}
 SHUFFLES = {"__shfl_sync": (0,), "__shfl_up_sync": (0, 2), "__shfl_down_sync": (0, 2), "__shfl_xor_sync": (0, 2)}
 THREAD_SEEDS = {"threadIdx", "__lane_id", "laneid"}
+LANE_SEEDS = {"__lane_id", "laneid"}
+WARP_SIZES = {"32", "kWarp", "warpSize", "kWarpSize"}
+FULL_MASKS = {"0xffffffff", "0xFFFFFFFF", "0xffffffffu", "0xFFFFFFFFu", "0xffffffffU", "0xFFFFFFFFU", "kFullMask",
+              "FULL_MASK"}
 CONTROL = {"if", "for", "while", "switch", "catch", "return", "sizeof", "alignof", "decltype", "static_assert"}
 RULE_TITLES = {
     "leaves-function": "the region must stay inside its function",
@@ -38,6 +43,7 @@ RULE_TITLES = {
     "barrier-in-branch": "a barrier that only some threads reach",
     "shared-out-of-bounds": "a shared-memory index past the end of the array",
     "shuffle-not-uniform": "a shuffle whose mask or offset differs between lanes",
+    "shuffle-in-branch": "a full-mask shuffle that only some lanes reach",
     "store-without-guard": "a global store with no bounds guard",
     "removed-intrinsic": "an intrinsic that CUDA 9 removed",
 }
@@ -275,6 +281,7 @@ def hints(view, shape=None):
         ctrl = controls(toks, open_ + 1, close)
         out += _barrier_hints(view, toks, open_, close, taint, ctrl)
         out += _shuffle_hints(view, toks, open_, close, taint)
+        out += _shuffle_branch_hints(view, toks, open_, close, taint, ctrl)
         out += _store_hints(view, toks, open_, close, taint, ctrl)
         out += _removed_hints(view, toks, open_, close)
         if shape:
@@ -338,6 +345,73 @@ def _shuffle_hints(view, toks, lo, hi, taint):
                 out.append(Finding("shuffle-not-uniform", view.rel, t.line,
                                    f"the {what} of {t.text} depends on the lane: every lane of the mask must pass "
                                    f"the same {what}"))
+    return out
+
+
+def _expression_end(toks, k, hi):
+    """One past the end of the expression that starts at toks[k] (up to ; or , at depth 0)."""
+    depth = 0
+    while k < hi:
+        x = toks[k].text
+        if x in "([{":
+            depth += 1
+        elif x in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif x in (";", ",") and depth == 0:
+            break
+        k += 1
+    return k
+
+
+def _lane_expression(toks, taint):
+    """Whether the tokens compute a lane (the thread's place in its warp): a thread-dependent
+    value taken % 32 (or % kWarp, warpSize) or & 31, or __lane_id / laneid."""
+    if any(t.text in LANE_SEEDS for t in toks):
+        return True
+    if not _uses(toks, taint):
+        return False
+    for k, t in enumerate(toks):
+        after = [x.text for x in toks[k + 1:k + 4]]
+        if t.text == "%" and any(a in WARP_SIZES for a in after):
+            return True
+        if t.text == "&" and after[:1] == ["31"]:
+            return True
+    return False
+
+
+def lane_names(toks, lo, hi, taint):
+    """Names that hold the lane, or a value computed from it, in toks[lo:hi]."""
+    seeds = set()
+    for k in range(lo + 1, hi):
+        if toks[k].text == "=" and toks[k - 1].kind == "id" and \
+                _lane_expression(toks[k + 1:_expression_end(toks, k + 1, hi)], taint):
+            seeds.add(toks[k - 1].text)
+    return seeds | tainted_names(toks, lo, hi, seeds=seeds | LANE_SEEDS)
+
+
+def _shuffle_branch_hints(view, toks, lo, hi, taint, ctrl):
+    """A shuffle whose mask names the whole warp, inside an if, for or while whose condition
+    depends on the lane: the lanes that skip it are named in the mask but never arrive.
+    (A condition on the warp, such as threadIdx.x < 32, is the same in every lane: no hint.)"""
+    lanes = lane_names(toks, lo, hi, taint)
+    out = []
+    for k in range(lo, hi - 1):
+        t = toks[k]
+        if t.text not in SHUFFLES or toks[k + 1].text != "(" or not view.in_region(t):
+            continue
+        mask = toks[slice(*_args(toks, k + 1)[0])]
+        if not mask or mask[-1].text not in FULL_MASKS:
+            continue
+        for c in ctrl:
+            if c.start <= k < c.end and (_uses(c.cond, lanes, seeds=LANE_SEEDS) or _lane_expression(c.cond, taint)):
+                out.append(Finding("shuffle-in-branch", view.rel, t.line,
+                                   f"{t.text} with the full mask inside '{c.kind} ({' '.join(x.text for x in c.cond)[:60]})'"
+                                   ", whose condition depends on the lane: the lanes that skip it never arrive "
+                                   "(undefined behaviour); shuffle in every lane, then use the value under the "
+                                   "condition"))
+                break
     return out
 
 
