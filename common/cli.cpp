@@ -149,6 +149,15 @@ void Cli::add_flag(const std::string& name, bool* target, const std::string& hel
   options_.push_back(o);
 }
 
+void Cli::add_variant(std::string* target, const std::vector<std::string>& steps,
+                      const std::string& help, const std::vector<std::string>& extra) {
+  std::vector<std::string> choices = {"all"};
+  choices.insert(choices.end(), extra.begin(), extra.end());
+  choices.insert(choices.end(), steps.begin(), steps.end());
+  add_choice("--variant", target, choices, help);
+  set_steps(steps);
+}
+
 void Cli::add_choice(const std::string& name, std::string* target, std::vector<std::string> choices,
                      const std::string& help) {
   Option o;

@@ -71,6 +71,10 @@ class Cli {
   // Every program declares them (from its version table); a test compares them
   // with the "Steps:" line of the chapter's header.
   void set_steps(std::vector<std::string> names) { steps_ = std::move(names); }
+  // --variant: "all" (the default), one of `extra` (rows beside the steps, e.g. "cub") or
+  // one of the steps; the steps are also what --list prints (set_steps).
+  void add_variant(std::string* target, const std::vector<std::string>& steps,
+                   const std::string& help, const std::vector<std::string>& extra = {});
 
   // The common options' defaults, to change before parse (e.g. fewer reps for slow CPU work).
   CommonOptions& defaults() { return common_; }

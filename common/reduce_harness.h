@@ -604,11 +604,7 @@ inline Cli make_cli(const Chapter& ch, Options* o) {
     for (int b : block_sizes()) blocks.push_back(std::to_string(b));
     cli.add_choice("--block", &o->block, blocks, ch.block_help);
   }
-  if (ch.variant) {
-    std::vector<std::string> choices = {"all"};
-    choices.insert(choices.end(), names.begin(), names.end());
-    cli.add_choice("--variant", &o->variant, choices, "the step(s) to run");
-  }
+  if (ch.variant) cli.add_variant(&o->variant, names, "the step(s) to run");
   if (ch.large)
     cli.add_flag("--large", &o->large,
                  "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");

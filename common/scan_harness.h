@@ -690,14 +690,13 @@ inline int run_scan_chapter(int argc, char** argv, const ScanChapter& ch) {
   o.tiles = ch.tiles;
   Cli cli(ch.program, ch.summary);
   cli.add_int("--n", &o.n, 1, kMaxElements, "elements to scan");
-  std::vector<std::string> names, variants = {"all"};
-  for (const Step& s : ch.steps) names.push_back(s.name), variants.push_back(s.name);
-  cli.add_choice("--variant", &o.variant, variants, "the step(s) to run");
+  std::vector<std::string> names;
+  for (const Step& s : ch.steps) names.push_back(s.name);
+  cli.add_variant(&o.variant, names, "the step(s) to run");
   cli.add_choice("--type", &o.type, {"all", "u32", "f32"}, "the element type(s)");
   add_tile_options(cli, &o.rows, &o.block, ch.tiles);
   cli.add_flag("--large", &o.large,
                "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
-  cli.set_steps(names);
   const CommonOptions opt = cli.parse_or_exit(argc, argv);
   const Gpu gpu = start_gpu(opt);
   Report report(opt, gpu.copy_gbps, ch.number, "scan");

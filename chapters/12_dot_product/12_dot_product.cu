@@ -280,11 +280,8 @@ int main(int argc, char** argv) {
   for (const Step& s : kSteps)
     if (std::string(s.role) != "vendor") steps.push_back(s.name);
   std::string variant = "all";
-  std::vector<std::string> variants = {"all"};
-  variants.insert(variants.end(), steps.begin(), steps.end());
-  cli.add_choice("--variant", &variant, variants,
-                 "the step(s) to run (cuBLAS's row always; the CPU rows with all)");
-  cli.set_steps(steps);
+  cli.add_variant(&variant, steps,
+                  "the step(s) to run (cuBLAS's row always; the CPU rows with all)");
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
   const sw::Gpu gpu = sw::start_gpu(opt);
   sw::Report report(opt, gpu.copy_gbps, "12", "dot");

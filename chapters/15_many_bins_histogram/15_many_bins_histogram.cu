@@ -137,12 +137,10 @@ sw::Cli make_cli(Options* o) {
   cli.add_number("--p", &o->p, 0.0, 1.0, "--dist mix: probability that a value is --value");
   cli.add_int("--offset", &o->offset, 0, kMaxOffset,
               "start the input this many values past a 16-byte boundary");
-  std::vector<std::string> names, choices = {"all", "cub"};
+  std::vector<std::string> names;
   for (const Step& s : steps_for(16)) names.push_back(s.name);
-  choices.insert(choices.end(), names.begin(), names.end());
-  cli.add_choice("--variant", &o->variant, choices, "run only this step (or cub)");
+  cli.add_variant(&o->variant, names, "run only this step (or cub)", {"cub"});
   cli.add_flag("--large", &o->large, "with --verify-only: the checks above 2^32 values");
-  cli.set_steps(names);
   return cli;
 }
 

@@ -98,12 +98,11 @@ int main(int argc, char** argv) {
               "Stream compaction of u32: three passes, then one on the look-back.");
   cli.add_int("--n", &n, 1, sw::kMaxElements, "elements of the input");
   cli.add_number("--keep", &keep, 0.0, 1.0, "the fraction kept: x is kept when x < keep * 2^32");
-  std::vector<std::string> names, variants = {"all"};
-  for (const Step& s : kSteps) names.push_back(s.name), variants.push_back(s.name);
-  cli.add_choice("--variant", &variant, variants, "the step(s) to run");
+  std::vector<std::string> names;
+  for (const Step& s : kSteps) names.push_back(s.name);
+  cli.add_variant(&variant, names, "the step(s) to run");
   sc::add_tile_options(cli, &rows, &block, tiles);
   cli.add_flag("--large", &large, "with --verify-only: sizes above 2^31 and 2^32 (64-bit offsets)");
-  cli.set_steps(names);
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
   const sw::Gpu gpu = sw::start_gpu(opt);
   sw::Report report(opt, gpu.copy_gbps, "17", "compact");

@@ -173,12 +173,11 @@ int main(int argc, char** argv) {
               "keys to sort (at most 2^32 - 1: a value is its key's u32 index)");
   cli.add_choice("--sort", &keys, {"both", "keys", "pairs"},
                  "keys alone, key-value pairs, or both");
-  std::vector<std::string> names, variants = {"all"};
-  for (const ch18::Step& s : kSteps) names.push_back(s.name), variants.push_back(s.name);
-  cli.add_choice("--variant", &variant, variants, "the step(s) to run");
+  std::vector<std::string> names;
+  for (const ch18::Step& s : kSteps) names.push_back(s.name);
+  cli.add_variant(&variant, names, "the step(s) to run");
   sc::add_tile_options(cli, &rows, &block, tiles);
   cli.add_flag("--large", &large, "with --verify-only: 2^31 + 17 keys (64-bit offsets)");
-  cli.set_steps(names);
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
   if (n > ch18::kMaxKeys) {
     std::fprintf(

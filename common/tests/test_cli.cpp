@@ -142,3 +142,21 @@ TEST_CASE("usage lists every option with its range") {
   CHECK(u.find("--verify-only") != std::string::npos);
   CHECK(u.find("--json") != std::string::npos);
 }
+
+TEST_CASE("--variant takes all, the extra rows and the steps, and nothing else") {
+  const auto run = [](const std::string& value, std::string* variant) {
+    sw::Cli cli("prog", "summary");
+    cli.add_variant(variant, {"naive", "tiled"}, "the step(s) to run", {"cub"});
+    std::vector<const char*> argv = {"prog", "--variant", value.c_str()};
+    return cli.parse(static_cast<int>(argv.size()), argv.data());
+  };
+  for (const std::string ok : {"all", "cub", "naive", "tiled"}) {
+    std::string variant = "all";
+    CHECK(run(ok, &variant).empty());
+    CHECK(variant == ok);
+  }
+  std::string variant = "all";
+  const std::string error = run("fast", &variant);
+  CHECK(mentions(error, "--variant expects one of all, cub, naive, tiled, got 'fast'"));
+  CHECK(variant == "all");
+}
