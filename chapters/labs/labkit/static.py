@@ -216,6 +216,23 @@ def functions(toks):
     return out
 
 
+def _expression_end(toks, k, hi):
+    """One past the end of the expression that starts at toks[k] (up to ; or , at depth 0)."""
+    depth = 0
+    while k < hi:
+        x = toks[k].text
+        if x in "([{":
+            depth += 1
+        elif x in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif x in (";", ",") and depth == 0:
+            break
+        k += 1
+    return k
+
+
 def tainted_names(toks, lo, hi, seeds=THREAD_SEEDS):
     """Names whose value depends on the thread (on `seeds`): assigned or initialised
     from an expression that uses a seed or another such name, in toks[lo:hi]."""
@@ -229,19 +246,7 @@ def tainted_names(toks, lo, hi, seeds=THREAD_SEEDS):
             target = toks[k - 1]
             if target.kind != "id":
                 continue
-            end = k + 1
-            depth = 0
-            while end < hi:
-                x = toks[end].text
-                if x in "([{":
-                    depth += 1
-                elif x in ")]}":
-                    if depth == 0:
-                        break
-                    depth -= 1
-                elif x in (";", ",") and depth == 0:
-                    break
-                end += 1
+            end = _expression_end(toks, k + 1, hi)
             if any(x.kind == "id" and (x.text in seeds or x.text in names) for x in toks[k + 1:end]):
                 names.add(target.text)
         if len(names) == before:
@@ -346,23 +351,6 @@ def _shuffle_hints(view, toks, lo, hi, taint):
                                    f"the {what} of {t.text} depends on the lane: every lane of the mask must pass "
                                    f"the same {what}"))
     return out
-
-
-def _expression_end(toks, k, hi):
-    """One past the end of the expression that starts at toks[k] (up to ; or , at depth 0)."""
-    depth = 0
-    while k < hi:
-        x = toks[k].text
-        if x in "([{":
-            depth += 1
-        elif x in ")]}":
-            if depth == 0:
-                break
-            depth -= 1
-        elif x in (";", ",") and depth == 0:
-            break
-        k += 1
-    return k
 
 
 def _lane_expression(toks, taint):
