@@ -17,7 +17,6 @@ namespace ch14 {
 namespace {
 
 constexpr int64_t kAlign = 64;  // floats: chunks and slices start 256-byte aligned
-constexpr int kAddBlock = 256;  // threads per block of the all-reduce kernels
 
 // Part p of `parts` of [begin, end). Boundaries fall every kAlign floats from begin, so every part
 // starts 256-byte aligned when begin is; short ranges leave the first parts empty.
@@ -32,11 +31,6 @@ Range split(Range r, int64_t parts, int64_t p) {
 }
 
 int wrap(int c, int count) { return ((c % count) + count) % count; }
-
-// The grid for n floats: one block per kAddBlock float4s, one full wave (`wave` blocks) at most.
-int64_t add_blocks(int64_t wave, int64_t n) {
-  return std::clamp<int64_t>(sw::ceil_div(sw::ceil_div(n, 4), kAddBlock), 1, wave);
-}
 
 // A copy from the previous GPU's memory: between two devices in one process; within this GPU's
 // context across processes (prev_gpu == gpu: an IPC mapping, read by this GPU's copy engine).
@@ -82,25 +76,6 @@ void launch_naive_gather(Machine& m, const Vectors& v) {
     CUDA_CHECK(cudaMemcpyPeerAsync(v.recv[g].get(), g, v.recv[0].get(), 0, bytes, stream));
 }
 
-// One reduce-scatter step of the ring on one slice: out = mine + theirs, theirs being the
-// previous GPU's partial sum, read straight from its memory (a peer pointer: NVLink loads) or
-// from a local copy of it. All three 16-byte aligned; the last n % 4 floats one by one.
-__global__ void __launch_bounds__(kAddBlock)
-    ring_add(const float* __restrict__ mine, const float* __restrict__ theirs,
-             float* __restrict__ out, int64_t n) {
-  const int64_t n4 = n / 4;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * kAddBlock;
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * kAddBlock + threadIdx.x;
-  const float4* a4 = reinterpret_cast<const float4*>(mine);
-  const float4* b4 = reinterpret_cast<const float4*>(theirs);
-  float4* o4 = reinterpret_cast<float4*>(out);
-  for (int64_t i = first; i < n4; i += stride) {
-    const float4 a = a4[i], b = b4[i];
-    o4[i] = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
-  }
-  if (first < n - 4 * n4) out[4 * n4 + first] = mine[4 * n4 + first] + theirs[4 * n4 + first];
-}
-
 // GPU g's view of the ring in one process: its buffers, and its predecessor's through peer
 // pointers.
 RingView ring_view(const Vectors& v, int g) {
@@ -117,9 +92,10 @@ RingView ring_view(const Vectors& v, int g) {
   return r;
 }
 
-// ring: around 0 -> 1 -> ... -> K-1 -> 0, every GPU pulling from the GPU before it, one
-// ring_step per GPU, step and slice. Slice j runs on stream j of every GPU, and each step of
-// slice j waits (an event) only for the previous GPU's last step of slice j, so slices overlap.
+// ring: around 0 -> 1 -> ... -> K-1 -> 0, every GPU pulling from the GPU before it: per GPU, step
+// and slice, the copies of ring_copies, then the add it leaves (ring_add). Slice j runs on stream j
+// of every GPU, and each step of slice j waits (an event) only for the previous GPU's last step of
+// slice j, so slices overlap.
 void launch_ring(Machine& m, const Vectors& v) {
   const int k = v.count;
   if (k == 1) {  // no neighbour: the sum is the input
@@ -141,7 +117,12 @@ void launch_ring(Machine& m, const Vectors& v) {
       CUDA_CHECK(cudaSetDevice(g));
       const RingView r = ring_view(v, g);
       for (int j = 0; j < v.slices; ++j) {
-        ring_step(r, v.n, v.slices, v.peer_reads, s, j, m.stream[g][j]);
+        const RingAdd a = ring_copies(r, v.n, v.slices, v.peer_reads, s, j, m.stream[g][j]);
+        if (a.n > 0) {
+          ring_add<<<add_blocks(r.add_grid, a.n), kAddBlock, 0, m.stream[g][j]>>>(a.mine, a.theirs,
+                                                                                  a.out, a.n);
+          CHECK_LAUNCH();
+        }
         CUDA_CHECK(cudaEventRecord(m.done[g][j], m.stream[g][j]));
       }
     }
@@ -167,29 +148,46 @@ void launch_nccl_allreduce(Machine& m, const Vectors& v) {
 //     the full sum of chunk g+1.
 //   all-gather, steps t = 0 .. K-2: GPU g copies the finished chunk g-t from the previous GPU.
 // Slice j of the chunk, on `stream` (the caller orders the steps).
-void ring_step(const RingView& r, int64_t n, int slices, bool peer_reads, int s, int j,
-               cudaStream_t stream) {
+RingAdd ring_copies(const RingView& r, int64_t n, int slices, bool peer_reads, int s, int j,
+                    cudaStream_t stream) {
   const int k = r.count;
   const bool reduce = s < k - 1;
   const Range chunk =
       split({0, n}, k, reduce ? wrap(r.pos - 1 - s, k) : wrap(r.pos - (s - (k - 1)), k));
   const Range slice = split(chunk, slices, j);
-  if (slice.size() == 0) return;
+  if (slice.size() == 0) return {};
   const size_t bytes = static_cast<size_t>(slice.size()) * sizeof(float);
   CUDA_CHECK(cudaSetDevice(r.gpu));
-  if (reduce) {
-    const float* theirs = (s == 0 ? r.prev_send : r.prev_recv) + slice.begin;
-    if (!peer_reads) {  // a copy engine brings the slice over first
-      float* local = r.staging + (slice.begin - chunk.begin);
-      copy_from_prev(r, local, theirs, bytes, stream);
-      theirs = local;
-    }
-    ring_add<<<add_blocks(r.add_grid, slice.size()), kAddBlock, 0, stream>>>(
-        r.send + slice.begin, theirs, r.recv + slice.begin, slice.size());
-    CHECK_LAUNCH();
-  } else {
+  if (!reduce) {
     copy_from_prev(r, r.recv + slice.begin, r.prev_recv + slice.begin, bytes, stream);
+    return {};
   }
+  const float* theirs = (s == 0 ? r.prev_send : r.prev_recv) + slice.begin;
+  if (!peer_reads) {  // a copy engine brings the slice over first
+    float* local = r.staging + (slice.begin - chunk.begin);
+    copy_from_prev(r, local, theirs, bytes, stream);
+    theirs = local;
+  }
+  return {r.send + slice.begin, theirs, r.recv + slice.begin, slice.size()};
+}
+
+// One reduce-scatter step of the ring on one slice: out = mine + theirs, theirs being the
+// previous GPU's partial sum, read straight from its memory (a peer pointer: NVLink loads) or
+// from a local copy of it. All three 16-byte aligned; the last n % 4 floats one by one.
+__global__ void __launch_bounds__(kAddBlock)
+    ring_add(const float* __restrict__ mine, const float* __restrict__ theirs,
+             float* __restrict__ out, int64_t n) {
+  const int64_t n4 = n / 4;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * kAddBlock;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kAddBlock + threadIdx.x;
+  const float4* a4 = reinterpret_cast<const float4*>(mine);
+  const float4* b4 = reinterpret_cast<const float4*>(theirs);
+  float4* o4 = reinterpret_cast<float4*>(out);
+  for (int64_t i = first; i < n4; i += stride) {
+    const float4 a = a4[i], b = b4[i];
+    o4[i] = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+  }
+  if (first < n - 4 * n4) out[4 * n4 + first] = mine[4 * n4 + first] + theirs[4 * n4 + first];
 }
 
 int64_t ring_add_grid() { return sw::resident_grid(ring_add, kAddBlock); }

@@ -4,10 +4,12 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "common/cli.h"
+#include "common/cuda_utils.cuh"
 #include "common/device.h"
 #include "common/report.h"
 #include "machine.h"
@@ -53,11 +55,28 @@ struct RingView {
   int64_t add_grid = 1;  // one full wave of ring_add on this GPU (ring_add_grid())
 };
 inline int ring_steps(int count) { return 2 * (count - 1); }  // reduce-scatter, then all-gather
+
 // Step s (0 .. ring_steps - 1) of GPU r.pos on slice j of `slices`, on `stream`. The caller
 // orders it after the previous GPU's step s - 1 of the same slice (and at step 0, after the
-// next GPU's last step of the previous call).
-void ring_step(const RingView& r, int64_t n, int slices, bool peer_reads, int s, int j,
-               cudaStream_t stream);
+// next GPU's last step of the previous call). ring_copies queues the step's copies (an
+// all-gather step's, or a reduce step's staging copy without peer reads) on `stream` and
+// returns the add left to launch: ring_add of a.n floats (none when a.n is 0).
+struct RingAdd {
+  const float* mine = nullptr;
+  const float* theirs = nullptr;
+  float* out = nullptr;
+  int64_t n = 0;
+};
+RingAdd ring_copies(const RingView& r, int64_t n, int slices, bool peer_reads, int s, int j,
+                    cudaStream_t stream);
+constexpr int kAddBlock = 256;  // threads per block of the all-reduce kernels
+// out = mine + theirs, n floats, all three 16-byte aligned.
+__global__ void ring_add(const float* __restrict__ mine, const float* __restrict__ theirs,
+                         float* __restrict__ out, int64_t n);
+// The grid for n floats: one block per kAddBlock float4s, one full wave (`wave` blocks) at most.
+inline int64_t add_blocks(int64_t wave, int64_t n) {
+  return std::clamp<int64_t>(sw::ceil_div(sw::ceil_div(n, 4), kAddBlock), 1, wave);
+}
 int64_t ring_add_grid();  // on the current GPU
 
 // Buffers for an all-reduce of up to `capacity` floats on GPUs 0 .. k-1.

@@ -1,8 +1,8 @@
 // Chapter 14, Part 3: Part 2's ring across processes (see ranks.h). Each rank exports its
 // vectors and a counter with cudaIpcGetMemHandle, the handles travel through the bootstrap,
-// and each rank opens its predecessor's vectors (cudaIpcOpenMemHandle): Part 2's ring_step
-// then reads them as it reads a peer pointer. Part 2's events order work that one thread
-// queues; across processes nothing orders the queuing, so the events become counters in
+// and each rank opens its predecessor's vectors (cudaIpcOpenMemHandle): Part 2's ring_copies
+// and ring_add then read them as they read a peer pointer. Part 2's events order work that one
+// thread queues; across processes nothing orders the queuing, so the events become counters in
 // device memory: after each step a rank's GPU writes how many steps it has done, before a
 // step its GPU waits for its predecessor's count, and a call starts when the next rank has
 // counted the previous call done (it has read this rank's output).
@@ -145,7 +145,12 @@ void launch_ipc_ring(Rank& rank, IpcRing& r) {
       else if (r.calls > 0)  // the next rank has finished the previous call: read this output
         wait_for_step<<<1, 1, 0, stream>>>(next_calls_done, r.calls, timeout_ns);
       CHECK_LAUNCH();
-      ring_step(r.view, r.n, r.slices, r.peer_reads, s, j, stream);
+      const RingAdd a = ring_copies(r.view, r.n, r.slices, r.peer_reads, s, j, stream);
+      if (a.n > 0) {
+        ring_add<<<add_blocks(r.view.add_grid, a.n), kAddBlock, 0, stream>>>(a.mine, a.theirs,
+                                                                             a.out, a.n);
+        CHECK_LAUNCH();
+      }
       finish_step<<<1, 1, 0, stream>>>(r.done.get() + j, base + s + 1);
       CHECK_LAUNCH();
     }

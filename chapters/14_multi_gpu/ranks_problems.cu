@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
+// Chapter 06's kernel, reused, not copied.
+#include "chapters/06_reduce_thread_overload/reduce_overload.cuh"
 #include "common/check.h"
 #include "common/timing.h"
 #include "multi_gpu_checks.h"
@@ -50,9 +52,16 @@ struct Shard {
     sw::poison(sum.get(), sizeof(float));
     sw::poison(total.get(), sizeof(float));
   }
-  // shard-nccl-allreduce: this rank's sum, then one all-reduce of one float.
+  // shard-nccl-allreduce: this rank's sum (chapter 06's two passes), then one all-reduce of one
+  // float.
   void launch(Rank& rank) {
-    launch_gpu_sum(rank.streams[0], x.get(), size, per_sm, partials.get(), sum.get());
+    const int64_t blocks = gpu_sum_grid(size, per_sm);
+    ch06::reduce_overload<kSumBlock, ch06::Finish::kPartials>
+        <<<blocks, kSumBlock, 0, rank.streams[0]>>>(x.get(), size, partials.get());
+    CHECK_LAUNCH();
+    ch06::reduce_overload<kSumBlock, ch06::Finish::kPartials>
+        <<<1, kSumBlock, 0, rank.streams[0]>>>(partials.get(), blocks, sum.get());
+    CHECK_LAUNCH();
     rank.nccl(
         ncclAllReduce(sum.get(), total.get(), 1, ncclFloat, ncclSum, rank.comm, rank.streams[0]),
         "ncclAllReduce of the shards' sums");

@@ -20,7 +20,6 @@ namespace {
 using ch06::Finish;
 using ch06::reduce_overload;
 
-constexpr int kBlock = 256;                      // reduce_overload's threads per block
 constexpr int64_t kLatencyN = int64_t{1} << 20;  // Part 1 at a size where fixed costs dominate
 
 // The floor of every launch: a kernel that does nothing.
@@ -31,13 +30,18 @@ void launch_empty(int gpu, cudaStream_t stream) {
   CHECK_LAUNCH();
 }
 
-// shard-host-combine: every GPU sums its shard (launch_gpu_sum) and copies its sum to the host,
-// which adds them.
+// shard-host-combine: every GPU sums its shard with chapter 06's two passes (the block sums,
+// then one block adds them) and copies its sum to the host, which adds them.
 void launch_host_combine(Machine& m, Shards& s) {
   for (int g = 0; g < s.count; ++g) {
     CUDA_CHECK(cudaSetDevice(g));
-    launch_gpu_sum(m.stream[g][0], s.x[g].get(), s.size[g], s.sums_per_sm[g], s.partials[g].get(),
-                   s.sum[g].get());
+    const int64_t blocks = gpu_sum_grid(s.size[g], s.sums_per_sm[g]);
+    reduce_overload<kSumBlock, Finish::kPartials>
+        <<<blocks, kSumBlock, 0, m.stream[g][0]>>>(s.x[g].get(), s.size[g], s.partials[g].get());
+    CHECK_LAUNCH();
+    reduce_overload<kSumBlock, Finish::kPartials>
+        <<<1, kSumBlock, 0, m.stream[g][0]>>>(s.partials[g].get(), blocks, s.sum[g].get());
+    CHECK_LAUNCH();
     CUDA_CHECK(cudaMemcpyAsync(&s.host_sums[g], s.sum[g].get(), sizeof(float),
                                cudaMemcpyDeviceToHost, m.stream[g][0]));
   }
@@ -49,12 +53,17 @@ void launch_host_combine(Machine& m, Shards& s) {
   s.host_total = total;
 }
 
-// shard-nccl-allreduce: the same sums, then one all-reduce of one float per GPU.
+// shard-nccl-allreduce: the same two passes, then one all-reduce of one float per GPU.
 void launch_nccl_combine(Machine& m, Shards& s) {
   for (int g = 0; g < s.count; ++g) {
     CUDA_CHECK(cudaSetDevice(g));
-    launch_gpu_sum(m.stream[g][0], s.x[g].get(), s.size[g], s.sums_per_sm[g], s.partials[g].get(),
-                   s.sum[g].get());
+    const int64_t blocks = gpu_sum_grid(s.size[g], s.sums_per_sm[g]);
+    reduce_overload<kSumBlock, Finish::kPartials>
+        <<<blocks, kSumBlock, 0, m.stream[g][0]>>>(s.x[g].get(), s.size[g], s.partials[g].get());
+    CHECK_LAUNCH();
+    reduce_overload<kSumBlock, Finish::kPartials>
+        <<<1, kSumBlock, 0, m.stream[g][0]>>>(s.partials[g].get(), blocks, s.sum[g].get());
+    CHECK_LAUNCH();
   }
   const std::vector<ncclComm_t>& comm = m.comm(s.count);
   NCCL_CHECK(ncclGroupStart());
@@ -172,23 +181,16 @@ void bench_fixed_costs(Machine& m, Shards& s, sw::Report& report, const sw::Comm
 }  // namespace
 
 int gpu_sum_blocks_per_sm() {
-  return sw::resident_blocks_per_sm(reduce_overload<kBlock, Finish::kPartials>, kBlock);
+  return sw::resident_blocks_per_sm(reduce_overload<kSumBlock, Finish::kPartials>, kSumBlock);
 }
 
-// Chapter 06's two-pass: the block sums (chapter 06's grid: one full wave at most), then one
-// block adds them.
-void launch_gpu_sum(cudaStream_t stream, const float* x, int64_t n, int blocks_per_sm,
-                    float* partials, float* sum) {
-  const int64_t blocks = ch06::grid_for(n, kBlock, blocks_per_sm, sw::sm_count());
-  reduce_overload<kBlock, Finish::kPartials><<<blocks, kBlock, 0, stream>>>(x, n, partials);
-  CHECK_LAUNCH();
-  reduce_overload<kBlock, Finish::kPartials><<<1, kBlock, 0, stream>>>(partials, blocks, sum);
-  CHECK_LAUNCH();
+int64_t gpu_sum_grid(int64_t n, int blocks_per_sm) {
+  return ch06::grid_for(n, kSumBlock, blocks_per_sm, sw::sm_count());
 }
 
 int64_t gpu_sum_depth(int64_t n, int blocks_per_sm) {
-  const int64_t blocks = ch06::grid_for(n, kBlock, blocks_per_sm, sw::sm_count());
-  return ch06::launch_depth(n, blocks * kBlock) + ch06::launch_depth(blocks, kBlock);
+  const int64_t blocks = gpu_sum_grid(n, blocks_per_sm);
+  return ch06::launch_depth(n, blocks * kSumBlock) + ch06::launch_depth(blocks, kSumBlock);
 }
 
 const std::vector<Step<Shards>> kSumSteps = {
@@ -272,6 +274,7 @@ int64_t sum_depth(const Shards& s) {
 
 void bench_sharded_sum(Machine& m, sw::Report& report, const sw::CommonOptions& opt, int64_t n,
                        int64_t shard) {
+  using namespace std::string_literals;
   const std::vector<int> counts = gpu_counts(m.k);
   std::vector<int64_t> capacity(m.k, shard);
   for (int count : counts)
@@ -308,10 +311,8 @@ void bench_sharded_sum(Machine& m, sw::Report& report, const sw::CommonOptions& 
     }
   }
   for (const Step<Shards>& c : kSumSteps) {
-    scaling_note(report, std::string("strong scaling, speedup over 1 GPU: ") + c.name,
-                 strong[c.name]);
-    scaling_note(report, std::string("weak scaling, work per time over 1 GPU: ") + c.name,
-                 weak[c.name]);
+    scaling_note(report, "strong scaling, speedup over 1 GPU: "s + c.name, strong[c.name]);
+    scaling_note(report, "weak scaling, work per time over 1 GPU: "s + c.name, weak[c.name]);
   }
   for (int count : counts) bench_fixed_costs(m, s, report, opt, count, seed);
 }

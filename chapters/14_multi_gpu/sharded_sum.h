@@ -37,16 +37,16 @@ struct Shards {
   void poison();
 };
 
-// One GPU's sum of n floats at x into *sum, on `stream` of the current GPU: chapter 06's
-// two-pass (reduce_overload), the block sums into `partials`, then one block adds them.
-// blocks_per_sm: gpu_sum_blocks_per_sm(); partials: gpu_sum_partials(blocks_per_sm) floats.
-// Part 1 runs it on every GPU, Part 3 on each rank's.
+// One GPU's sum of n floats, as Part 1 runs it on every GPU and Part 3 on each rank's: chapter
+// 06's two passes, each launcher making both launches itself. First gpu_sum_grid(n, per_sm)
+// blocks of reduce_overload<kSumBlock, Finish::kPartials> write their sums into `partials`
+// (gpu_sum_partials(per_sm) floats), then one block adds them. per_sm: gpu_sum_blocks_per_sm().
+constexpr int kSumBlock = 256;
 int gpu_sum_blocks_per_sm();
 inline int64_t gpu_sum_partials(int blocks_per_sm) {
   return int64_t{blocks_per_sm} * sw::sm_count();
 }
-void launch_gpu_sum(cudaStream_t stream, const float* x, int64_t n, int blocks_per_sm,
-                    float* partials, float* sum);
+int64_t gpu_sum_grid(int64_t n, int blocks_per_sm);
 // The depth of its error bound (sw::check_sum): both launches.
 int64_t gpu_sum_depth(int64_t n, int blocks_per_sm);
 

@@ -119,21 +119,25 @@ def find_leaks(copy, runs, consts):
     """[(file, line, task, text)] of every place in the copy that holds a run."""
     out = []
     for p in sorted(Path(copy).rglob("*")):
-        if not p.is_file() or p.suffix not in TEXT_SUFFIXES or "build" in p.relative_to(copy).parts[:1]:
-            continue
-        try:
-            text = p.read_text()
-        except UnicodeDecodeError:
-            continue
-        prose = p.suffix in (".md", ".txt", ".ipynb", ".json", ".csv", ".py", ".sh", "")
-        readings = [cxx.tokens(text, lenient=prose)]
-        if not prose:  # the code, then its comments read as code too (line comments, then block comments)
-            no_blocks = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-            readings.append(cxx.tokens(re.sub(r"//", " ", no_blocks), lenient=True))
-            readings.append(cxx.tokens(re.sub(r"//|/\*|\*/", " ", text), lenient=True))
-        for toks in readings:
-            hit = first_run(toks, runs, consts)
-            if hit:
-                out.append((p.relative_to(copy).as_posix(), hit[0], ",".join(runs[hit[1]]), " ".join(hit[1])))
-                break  # one report per file is enough to fail it
+        if p.is_file() and p.suffix in TEXT_SUFFIXES and "build" not in p.relative_to(copy).parts[:1]:
+            out += leak_in(copy, p, runs, consts)
     return out
+
+
+def leak_in(copy, p, runs, consts):
+    """[(file, line, task, text)] of the first run in one file of the copy, or []."""
+    try:
+        text = p.read_text()
+    except UnicodeDecodeError:
+        return []
+    prose = p.suffix in (".md", ".txt", ".ipynb", ".json", ".csv", ".py", ".sh", "")
+    readings = [cxx.tokens(text, lenient=prose)]
+    if not prose:  # the code, then its comments read as code too (line comments, then block comments)
+        no_blocks = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+        readings.append(cxx.tokens(re.sub(r"//", " ", no_blocks), lenient=True))
+        readings.append(cxx.tokens(re.sub(r"//|/\*|\*/", " ", text), lenient=True))
+    for toks in readings:
+        hit = first_run(toks, runs, consts)
+        if hit:  # one report per file is enough to fail it
+            return [(p.relative_to(copy).as_posix(), hit[0], ",".join(runs[hit[1]]), " ".join(hit[1]))]
+    return []

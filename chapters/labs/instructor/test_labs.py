@@ -151,7 +151,7 @@ def check_leaks(track, copy, consts):
             p.write_text({"docs/planted.md": f"# notes\n\n```cuda\n{para}\n```\n",
                           "docs/planted_diagram.py": f'LABEL = """{para}"""\n',
                           "chapters/planted.cu": f"// {para}\n"}[where])
-            hit = [f for f in L.find_leaks(copy, runs, consts) if f[0] == where]
+            hit = L.leak_in(copy, p, runs, consts)
             p.unlink()
             expect(hit and task.id in hit[0][2].split(","), f"{track}/{task.id}: a paraphrase of the solution in {where} is found")
 

@@ -10,6 +10,8 @@
 Nothing here runs the preprocessor's macros: a region may not hold a directive at
 all (the static checks reject one), so what these tokens say is what is compiled.
 """
+import bisect
+import functools
 import re
 from dataclasses import dataclass
 
@@ -29,53 +31,62 @@ class Token:
     line: int   # 1-based line of the original text
 
 
+SPLICE = re.compile(r"\\[ \t\r]*\n")  # a backslash, spaces, then a newline
+
+
 def _phase1(text):
-    """Trigraphs and line splices, keeping a map from each output char to its line."""
+    """Trigraphs and line splices: (the text, line_of), where line_of(p) is the
+    1-based line of the original text that holds the output's character p."""
     for tri, rep in TRIGRAPHS.items():
         text = text.replace(tri, rep)
-    out, lines, line = [], [], 1
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\":  # a backslash, spaces, then a newline: a splice
-            j = i + 1
-            while j < len(text) and text[j] in " \t\r":
-                j += 1
-            if j < len(text) and text[j] == "\n":
-                line += 1
-                i = j + 1
-                continue
-        out.append(ch)
-        lines.append(line)
-        if ch == "\n":
-            line += 1
-        i += 1
-    return "".join(out), lines
+    pieces, out_starts, in_starts, pos, size = [], [], [], 0, 0
+    for m in SPLICE.finditer(text):
+        out_starts.append(size)
+        in_starts.append(pos)
+        pieces.append(text[pos:m.start()])
+        size += m.start() - pos
+        pos = m.end()
+    out_starts.append(size)
+    in_starts.append(pos)
+    pieces.append(text[pos:])
+    newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def line_of(p):
+        k = bisect.bisect_right(out_starts, p) - 1
+        return bisect.bisect_left(newlines, in_starts[k] + p - out_starts[k]) + 1
+    return "".join(pieces), line_of
 
 
 UCN = re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})")
 
 
 def _ident_text(raw):
-    return UCN.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), raw)
+    return UCN.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), raw) if "\\" in raw else raw
 
 
 NUMBER = re.compile(r"\.?[0-9](?:[eEpP][+-]|'[0-9a-zA-Z_]|[0-9a-zA-Z_.])*")
 IDENT = re.compile(r"(?:[A-Za-z_$]|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}|[^\x00-\x7f])"
                    r"(?:[A-Za-z0-9_$]|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}|[^\x00-\x7f])*")
+SPACE = re.compile(r"[ \t\r\n\f\v]+")
+RAW_STRING = re.compile(r'(?:u8|u|U|L)?R"([^ ()\\\t\n]{0,16})\(')
+QUOTE = re.compile(r"(?:u8|u|U|L)?(['\"])")
+# `<::` is `<` then `::` (C++11) unless `<:::` or `<::>`; then the digraphs, then the
+# punctuators longest first, then any other single character.
+PUNCTUATOR = re.compile("(<)(?=::)(?!:::|::>)|(" + "|".join(re.escape(d) for d in DIGRAPHS) + ")|("
+                        + "|".join(re.escape(p) for p in PUNCT) + ")|(.)", re.S)
 
 
 def tokens(text, lenient=False):
     """The tokens of `text`. lenient=True (for prose: docs, handouts) reads quotes
     as punctuation, so an apostrophe does not swallow the rest of a page."""
-    src, lines = _phase1(text)
+    src, line_of = _phase1(text)
     toks, i, n = [], 0, len(src)
     while i < n:
-        ch = src[i]
-        if ch in " \t\r\n\f\v":
-            i += 1
+        m = SPACE.match(src, i)
+        if m:
+            i = m.end()
             continue
-        line = lines[i]
+        ch = src[i]
         if src.startswith("//", i):
             j = src.find("\n", i)
             i = n if j < 0 else j
@@ -84,24 +95,25 @@ def tokens(text, lenient=False):
             j = src.find("*/", i + 2)
             i = n if j < 0 else j + 2
             continue
-        if not lenient:
-            m = re.match(r'(?:u8|u|U|L)?R"([^ ()\\\t\n]{0,16})\(', src[i:])
+        line = line_of(i)
+        if not lenient and ch in "uULR'\"":
+            m = RAW_STRING.match(src, i)
             if m:  # a raw string literal
-                end = src.find(")" + m.group(1) + '"', i + m.end())
+                end = src.find(")" + m.group(1) + '"', m.end())
                 j = n if end < 0 else end + len(m.group(1)) + 2
                 toks.append(Token("str", src[i:j], line))
                 i = j
                 continue
-            m = re.match(r"(?:u8|u|U|L)?(['\"])", src[i:])
+            m = QUOTE.match(src, i)
             if m:
-                q, j = m.group(1), i + m.end()
+                q, j = m.group(1), m.end()
                 while j < n and src[j] != q and src[j] != "\n":
                     j += 2 if src[j] == "\\" else 1
                 toks.append(Token("str", src[i:j + 1], line))
                 i = j + 1
                 continue
-        m = NUMBER.match(src, i)
-        if m and (ch.isdigit() or (ch == "." and i + 1 < n and src[i + 1].isdigit())):
+        m = NUMBER.match(src, i) if ch in "0123456789." else None
+        if m:
             toks.append(Token("num", m.group(0), line))
             i = m.end()
             continue
@@ -110,29 +122,16 @@ def tokens(text, lenient=False):
             toks.append(Token("id", _ident_text(m.group(0)), line))
             i = m.end()
             continue
-        if src.startswith("<::", i) and not src.startswith("<:::", i) and not src.startswith("<::>", i):
-            toks.append(Token("punct", "<", line))  # C++11: `<::` is `<` then `::`
-            i += 1
-            continue
-        for dg, rep in DIGRAPHS.items():
-            if src.startswith(dg, i):
-                toks.append(Token("punct", rep, line))
-                i += len(dg)
-                break
-        else:
-            for p in PUNCT:
-                if src.startswith(p, i):
-                    toks.append(Token("punct", p, line))
-                    i += len(p)
-                    break
-            else:
-                toks.append(Token("punct", ch, line))
-                i += 1
+        m = PUNCTUATOR.match(src, i)
+        text_ = m.group(1) or (DIGRAPHS[m.group(2)] if m.group(2) else m.group(3) or m.group(4))
+        toks.append(Token("punct", text_, line))
+        i = m.end()
     return toks
 
 
 # --- numbers and constants ------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
 def number_value(text):
     """A literal's value as a canonical string: 0xffffffff, 4294967295u -> "4294967295";
     1.0f, 1.f, 1.0 -> "1.0". None if it is not a plain literal."""
