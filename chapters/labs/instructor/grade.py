@@ -182,13 +182,17 @@ class Grader:
         """Reference trees, the reference build, then every submission's build."""
         arch = self.a.gpu_arch or gpu_arch()
         jobs = max(1, min(self.a.jobs, len(subs)))
+        # The builds share the CPUs this grader may use (LAB_CPUS, default all of them): ninja's
+        # own default, every core for every build, would run jobs x cores compilers at once.
+        cpus = int(os.environ.get("LAB_CPUS") or len(os.sched_getaffinity(0)))
+        self.build_jobs = max(1, cpus // jobs)
         with open(self.out / "logs" / "setup.log", "w") as log:
             with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
                 builds = list(pool.map(lambda k: setup_tree(self.track, self.work / f"tree{k}", arch, log),
                                        range(jobs)))
             self.trees = [(self.work / f"tree{k}", b) for k, b in enumerate(builds)]
             tree, b = self.trees[0]
-            built = build(b, self.chapters, tree, self.tasks)
+            built = build(b, self.chapters, tree, self.tasks, self.build_jobs)
             log.write(json.dumps({ch: ok for ch, (ok, _) in built.items()}) + "\n")
             if not all(ok for ok, _ in built.values()):
                 raise SystemExit(f"error: the reference does not build: {built}")
@@ -239,7 +243,7 @@ class Grader:
                 need = chapters_of([t for t in runnable if t.id not in problems])
                 for ch in need:  # a program left from the previous submission must not count
                     (b / "chapters" / ch).unlink(missing_ok=True)
-                built = build(b, need, tree, runnable)
+                built = build(b, need, tree, runnable, self.build_jobs)
                 log.write(json.dumps({ch: v for ch, v in built.items()}, indent=1) + "\n")
                 sub_bin = self.work / "subs" / sub.name / "bin"
                 sub_bin.mkdir(parents=True, exist_ok=True)
@@ -484,7 +488,8 @@ def add_arguments(s):
     s.add_argument("--out", required=True)
     s.add_argument("--hidden", help='JSON file: {"seeds": [...], "cases": {task: [[args...]]}}')
     s.add_argument("--seed", type=int, default=42, help="seed of the public checks")
-    s.add_argument("--jobs", type=int, default=1, help="submissions built at once")
+    s.add_argument("--jobs", type=int, default=1,
+                   help="submissions built at once, each on its share of the cores (all, or LAB_CPUS)")
     s.add_argument("--parallel", type=int, default=max(1, min(8, (os.cpu_count() or 2) // 2)),
                    help="checks run at once (the timing always runs alone)")
     s.add_argument("--rounds", type=int, default=3, help="timing rounds, reference and submission in turns")

@@ -243,14 +243,16 @@ def sanitize(task, exes, settings):
 ERROR = re.compile(r"^(?P<file>[^\s:()]+)(?:\((?P<l1>\d+)\)|:(?P<l2>\d+)(?::\d+)?):\s*(?:fatal )?error\b(?P<msg>.*)$")
 
 
-def build(build_dir, chapters, root, tasks):
+def build(build_dir, chapters, root, tasks, jobs=None):
     """{chapter: (ok, detail)}: rebuilds the chapters' programs with ninja (-k 0, so
-    one broken chapter fails only its own tasks). A failure's detail is the
-    compiler's first errors, placed in the student's region where they fall."""
+    one broken chapter fails only its own tasks; `jobs` compilers at once, ninja's
+    default when None). A failure's detail is the compiler's first errors, placed
+    in the student's region where they fall."""
     targets = [f"chapters/{ch}" for ch in chapters]
     for ch in chapters:  # an older program must never stand in for code that does not compile
         (Path(build_dir) / "chapters" / ch).unlink(missing_ok=True)
-    r = run(["ninja", "-C", str(build_dir), "-k", "0"] + targets, BUILD_TIMEOUT)
+    r = run(["ninja", "-C", str(build_dir), "-k", "0"] + (["-j", str(jobs)] if jobs else []) + targets,
+            BUILD_TIMEOUT)
     out = {}
     errors = [m for m in (ERROR.match(line.strip()) for line in r.out.splitlines()) if m]
     for ch in chapters:
