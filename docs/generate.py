@@ -856,7 +856,7 @@ def parse_evidence(file):
                     row.update({h: c for h, c in zip(header[1:], cells[1:])})
                     rows.append(row)
                 continue
-            m = re.match(r"^\s+(?:void )?(?:[\w:<>]*::)?(\w+)(?:<.*?>)?\(.*\) \(\d+, \d+, \d+\)x\(", s)
+            m = re.match(r"^\s+(?:void )?(?:(?:\w+|<unnamed>)::)*(\w+)(?:<.*?>)?\(.*\) \(\d+, \d+, \d+\)x\(", s)
             if m:
                 name = heading or m.group(1)
                 idx = count.get((section, name), 0)
