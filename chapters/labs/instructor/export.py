@@ -159,10 +159,12 @@ def stub_file(path, task):
 
 
 def regenerate_docs(dest):
-    """The chapter docs quote the sources: rewrite them from the stubs."""
+    """The chapter docs quote the sources: rewrite them from the stubs (the plots, drawn from
+    the same results as the repository's, are the repository's: add_doc_assets)."""
     gen = dest / "docs" / "generate.py"
     if gen.exists():
-        r = subprocess.run([sys.executable, str(gen)], cwd=dest, capture_output=True, text=True)
+        r = subprocess.run([sys.executable, str(gen), "--no-plots", "--quiet"], cwd=dest, capture_output=True,
+                           text=True)
         if r.returncode != 0:
             raise SystemExit(f"error: docs/generate.py failed in the copy:\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
 
