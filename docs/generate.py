@@ -76,12 +76,14 @@ file or function does not exist is an error: the docs-tables-current test fails
 (except in a student copy of one track, which leaves out the other tracks' files).
 """
 import argparse
+import csv
 import glob
 import json
 import math
 import os
 import re
 import shlex
+import statistics
 import sys
 
 DOCS = os.path.dirname(os.path.abspath(__file__))
@@ -91,7 +93,7 @@ EVIDENCE = os.path.join(DOCS, "evidence")
 PLOTS = os.path.join(DOCS, "plots")
 RUN_NOTES = os.path.join(RESULTS, "run_notes.json")  # not a GPU's results: what changed since a run
 PRIMARY = "nvidia-h200"  # the GPU the prose is written against; markers may name another with gpu=
-KINDS = "results|value|plot|device|code|quote|word|runs|build-times|skipped"
+KINDS = "results|value|plot|device|code|quote|word|runs|build-times|skipped|stability"
 MARKER = re.compile(r"<!-- (" + KINDS + r"): (.*?) -->(.*?)<!-- end \1 -->", re.S)
 DEFAULT_ROLES = ("ceiling", "cpu", "vendor", "step", "anti-example")
 ALL_ROLES = DEFAULT_ROLES + ("sweep", "lesson")
@@ -1057,6 +1059,66 @@ def skipped_block(attrs, doc_path):
             f"\n\n*From [`{rel}`]({link}).*\n")
 
 
+STABILITY_LIMIT = 1.02  # the grader's goal: a speed ratio that varies by at most 2% (max/min) over the grades
+
+
+def stability_block(attrs, doc_path):
+    """The stability runs of the lab grader (lab.py selftest TRACK --stability N) in the folders
+    dirs= (comma-separated, each docs/labs/results/<gpu>): per track and task, the grades, their
+    statuses and the spread of the speed ratio, read from each <track>-stability/grades.csv."""
+    lines = ["| GPU | track | task | grades | statuses | speed ratio min | median | max | max/min | "
+             "inside 2% |", "|---|---|---|---:|---|---:|---:|---:|---:|---|"]
+    sources = []
+    for rel_dir in attrs["dirs"].split(","):
+        folders = sorted(glob.glob(os.path.join(ROOT, rel_dir, "*-stability", "grades.csv")))
+        if not folders:
+            raise Missing(f"no {rel_dir}/*-stability/grades.csv yet")
+        for sheet in folders:
+            with open(sheet) as f:
+                rows = list(csv.DictReader(f))
+            track = os.path.basename(os.path.dirname(sheet))[:-len("-stability")]
+            gpu = next((r["gpu"] for r in rows if r.get("gpu")), os.path.basename(rel_dir))
+            for task in dict.fromkeys(r["task"] for r in rows):
+                mine = [r for r in rows if r["task"] == task]
+                ratios = [float(r["speed_ratio"]) for r in mine if r.get("speed_ratio")]
+                statuses = ", ".join(sorted({r["status"] for r in mine}))
+                if not ratios:
+                    lines.append(f"| {gpu} | `{track}` | `{task}` | {len(mine)} | {statuses} | | | | | |")
+                    continue
+                spread = max(ratios) / min(ratios)
+                lines.append(f"| {gpu} | `{track}` | `{task}` | {len(mine)} | {statuses} | {min(ratios):.3f} | "
+                             f"{statistics.median(ratios):.3f} | {max(ratios):.3f} | {spread:.4f} | "
+                             f"{'yes' if spread <= STABILITY_LIMIT else 'no'} |")
+            link = os.path.relpath(os.path.dirname(sheet), os.path.dirname(doc_path))
+            sources.append(f"[`{track}`]({link}/stability.md)")
+    text = "\n" + "\n".join(lines) + f"\n\n*From the grade sheets of {', '.join(sources)}.*\n"
+    if "probe" in attrs:
+        text += noise_probe_table(attrs["probe"], doc_path)
+    return text
+
+
+def noise_probe_table(rel, doc_path):
+    """The same program timed in several processes (lines 'diag reps R PROGRAM ms_median ms_min
+    gbps'): per program and reps, how far the processes' medians and minimums spread (max/min)."""
+    path = os.path.join(ROOT, rel)
+    if not os.path.exists(path):
+        raise Missing(f"{rel} does not exist yet")
+    runs = {}
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) == 7 and p[0] == "diag" and p[1] == "reps":
+                runs.setdefault((p[3], int(p[2])), []).append((float(p[4]), float(p[5])))
+    lines = ["| program | timed calls per process | processes | median ms, lowest | highest | max/min | "
+             "minimum ms, lowest | highest | max/min |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for (prog, reps), ms in runs.items():
+        med, low = [m for m, _ in ms], [m for _, m in ms]
+        lines.append(f"| `{prog}` | {reps} | {len(ms)} | {min(med):.4f} | {max(med):.4f} | {max(med) / min(med):.3f} | "
+                     f"{min(low):.4f} | {max(low):.4f} | {max(low) / min(low):.3f} |")
+    link = os.path.relpath(path, os.path.dirname(doc_path))
+    return "\n" + "\n".join(lines) + f"\n\n*From [`{rel}`]({link}).*\n"
+
+
 # --- plots -----------------------------------------------------------------------------
 
 def plot_block(attrs, results, order, doc_path, draw):
@@ -1310,6 +1372,8 @@ def render(text, results, doc_path, draw):
                 body = build_times_block(attrs, doc_path)
             elif kind == "skipped":
                 body = skipped_block(attrs, doc_path)
+            elif kind == "stability":
+                body = stability_block(attrs, doc_path)
             elif kind == "plot":
                 body = plot_block(attrs, results, order, doc_path, draw)
             elif kind == "word":
