@@ -3,32 +3,24 @@
 
 namespace sw {
 
+// The names of ByteDist's values, in the enum's order.
+constexpr const char* kByteDistNames[] = {"uniform", "equal", "skewed", "mix"};
+constexpr int kByteDists = static_cast<int>(sizeof kByteDistNames / sizeof kByteDistNames[0]);
+static_assert(static_cast<int>(ByteDist::Mix) == kByteDists - 1, "a name for every ByteDist");
+
 bool parse_byte_dist(const std::string& name, ByteDist* out) {
-  if (name == "uniform")
-    *out = ByteDist::Uniform;
-  else if (name == "equal")
-    *out = ByteDist::Equal;
-  else if (name == "skewed")
-    *out = ByteDist::Skewed;
-  else if (name == "mix")
-    *out = ByteDist::Mix;
-  else
-    return false;
-  return true;
+  for (int d = 0; d < kByteDists; ++d) {
+    if (name == kByteDistNames[d]) {
+      *out = static_cast<ByteDist>(d);
+      return true;
+    }
+  }
+  return false;
 }
 
 const char* byte_dist_name(ByteDist dist) {
-  switch (dist) {
-    case ByteDist::Uniform:
-      return "uniform";
-    case ByteDist::Equal:
-      return "equal";
-    case ByteDist::Skewed:
-      return "skewed";
-    case ByteDist::Mix:
-      return "mix";
-  }
-  return "?";
+  const int d = static_cast<int>(dist);
+  return d >= 0 && d < kByteDists ? kByteDistNames[d] : "?";
 }
 
 void host_fill_floats(float* h, int64_t n, uint64_t seed) {

@@ -131,18 +131,9 @@ inline void add_histogram_options(Cli& cli, HistOptions* h) {
 
 // A short name for an input, the rows' note: "uniform", "equal-0", "skewed", "mix-0.90-v0".
 inline std::string spec_note(ByteSpec s) {
-  char buf[48];
-  switch (s.dist) {
-    case ByteDist::Equal:
-      std::snprintf(buf, sizeof buf, "equal-%d", s.value);
-      break;
-    case ByteDist::Mix:
-      std::snprintf(buf, sizeof buf, "mix-%.2f-v%d", s.p, s.value);
-      break;
-    default:
-      std::snprintf(buf, sizeof buf, "%s", byte_dist_name(s.dist));
-  }
-  return buf;
+  if (s.dist == ByteDist::Equal) return print_text("equal-%d", s.value);
+  if (s.dist == ByteDist::Mix) return print_text("mix-%.2f-v%d", s.p, s.value);
+  return byte_dist_name(s.dist);
 }
 
 // One line naming --file and what is wrong with it, then exit 2.

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -93,6 +94,15 @@ class Report {
 std::string json_quote(const std::string& s);
 // A number as JSON: up to 12 significant digits; non-finite becomes null.
 std::string json_number(double v);
+
+// printf into a std::string: a row's note or label ("mix-0.90-v0").
+template <class... Args>
+std::string print_text(const char* format, Args... args) {
+  const int size = std::snprintf(nullptr, 0, format, args...);
+  std::string text(static_cast<size_t>(size > 0 ? size : 0), '\0');
+  std::snprintf(text.data(), text.size() + 1, format, args...);
+  return text;
+}
 
 // A count as a reader takes it in: 2^20 for powers of two from 1024 on, 1e8 for
 // one digit followed by six or more zeros, otherwise the digits (1000003).

@@ -30,31 +30,14 @@ void launch_empty(int gpu, cudaStream_t stream) {
   CHECK_LAUNCH();
 }
 
-// shard-host-combine: every GPU sums its shard with chapter 06's two passes (the block sums,
-// then one block adds them) and copies its sum to the host, which adds them.
-void launch_host_combine(Machine& m, Shards& s) {
-  for (int g = 0; g < s.count; ++g) {
-    CUDA_CHECK(cudaSetDevice(g));
-    const int64_t blocks = gpu_sum_grid(s.size[g], s.sums_per_sm[g]);
-    reduce_overload<kSumBlock, Finish::kPartials>
-        <<<blocks, kSumBlock, 0, m.stream[g][0]>>>(s.x[g].get(), s.size[g], s.partials[g].get());
-    CHECK_LAUNCH();
-    reduce_overload<kSumBlock, Finish::kPartials>
-        <<<1, kSumBlock, 0, m.stream[g][0]>>>(s.partials[g].get(), blocks, s.sum[g].get());
-    CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemcpyAsync(&s.host_sums[g], s.sum[g].get(), sizeof(float),
-                               cudaMemcpyDeviceToHost, m.stream[g][0]));
-  }
-  double total = 0;
-  for (int g = 0; g < s.count; ++g) {
-    CUDA_CHECK(cudaStreamSynchronize(m.stream[g][0]));
-    total += s.host_sums[g];
-  }
-  s.host_total = total;
-}
+// Where the K shard sums are added: on the host, or on every GPU by NCCL.
+enum class TotalOn { kHost, kNccl };
 
-// shard-nccl-allreduce: the same two passes, then one all-reduce of one float per GPU.
-void launch_nccl_combine(Machine& m, Shards& s) {
+// shard-host-combine and shard-nccl-allreduce: every GPU sums its shard with chapter 06's two
+// passes (the block sums, then one block adds them). kHost: each GPU copies its sum to the host,
+// which adds them. kNccl: one all-reduce of one float per GPU.
+template <TotalOn kTotal>
+void launch_sharded_sum(Machine& m, Shards& s) {
   for (int g = 0; g < s.count; ++g) {
     CUDA_CHECK(cudaSetDevice(g));
     const int64_t blocks = gpu_sum_grid(s.size[g], s.sums_per_sm[g]);
@@ -64,6 +47,18 @@ void launch_nccl_combine(Machine& m, Shards& s) {
     reduce_overload<kSumBlock, Finish::kPartials>
         <<<1, kSumBlock, 0, m.stream[g][0]>>>(s.partials[g].get(), blocks, s.sum[g].get());
     CHECK_LAUNCH();
+    if (kTotal == TotalOn::kHost)
+      CUDA_CHECK(cudaMemcpyAsync(&s.host_sums[g], s.sum[g].get(), sizeof(float),
+                                 cudaMemcpyDeviceToHost, m.stream[g][0]));
+  }
+  if (kTotal == TotalOn::kHost) {
+    double total = 0;
+    for (int g = 0; g < s.count; ++g) {
+      CUDA_CHECK(cudaStreamSynchronize(m.stream[g][0]));
+      total += s.host_sums[g];
+    }
+    s.host_total = total;
+    return;
   }
   const std::vector<ncclComm_t>& comm = m.comm(s.count);
   NCCL_CHECK(ncclGroupStart());
@@ -125,7 +120,7 @@ void bench_fixed_costs(Machine& m, Shards& s, sw::Report& report, const sw::Comm
                                   for (int g = 0; g < count; ++g) launch_empty(g, m.stream[g][0]);
                                 }),
                   true, "lesson"});
-  launch_nccl_combine(m, s);  // every GPU's sum in place for the two combines alone
+  launch_sharded_sum<TotalOn::kNccl>(m, s);  // every GPU's sum in place for the two combines alone
   sw::sync_gpus(count);
   rows.push_back(
       {"host-combine-scalar", count, 0,
@@ -194,8 +189,8 @@ int64_t gpu_sum_depth(int64_t n, int blocks_per_sm) {
 }
 
 const std::vector<Step<Shards>> kSumSteps = {
-    {"shard-host-combine", launch_host_combine, "step", true},
-    {"shard-nccl-allreduce", launch_nccl_combine, "vendor", false},
+    {"shard-host-combine", launch_sharded_sum<TotalOn::kHost>, "step", true},
+    {"shard-nccl-allreduce", launch_sharded_sum<TotalOn::kNccl>, "vendor", false},
 };
 
 Shards::Shards(const std::vector<int64_t>& capacity) {
@@ -246,7 +241,7 @@ void Shards::poison() {
 }
 
 std::vector<double> shard_results(const Step<Shards>& step, const Shards& s) {
-  if (step.launch == launch_host_combine) return {s.host_total};
+  if (step.launch == launch_sharded_sum<TotalOn::kHost>) return {s.host_total};
   std::vector<double> out;
   for (int g = 0; g < s.count; ++g) {
     CUDA_CHECK(cudaSetDevice(g));

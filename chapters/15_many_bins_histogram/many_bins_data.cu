@@ -7,6 +7,7 @@
 #include "common/cuda_utils.cuh"
 #include "common/data.h"
 #include "common/parallel.h"
+#include "common/report.h"
 #include "many_bins_data.h"
 
 namespace ch15 {
@@ -63,21 +64,16 @@ void count_range(const T* v, int64_t begin, int64_t end, uint64_t* counts) {
 }  // namespace
 
 std::string spec_note(const ValueSpec& spec) {
-  char buf[48];
   switch (spec.dist) {
     case Dist::Equal:
-      std::snprintf(buf, sizeof buf, "equal-%u", spec.value);
-      break;
+      return sw::print_text("equal-%u", spec.value);
     case Dist::Mix:
-      std::snprintf(buf, sizeof buf, "mix-%.2f", spec.p);
-      break;
+      return sw::print_text("mix-%.2f", spec.p);
     case Dist::Image:
-      std::snprintf(buf, sizeof buf, "image");
-      break;
+      return "image";
     default:
-      std::snprintf(buf, sizeof buf, "uniform");
+      return "uniform";
   }
-  return buf;
 }
 
 void fill_values(void* d, int value_bits, int64_t n, uint64_t seed, const ValueSpec& spec) {

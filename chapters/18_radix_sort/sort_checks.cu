@@ -35,21 +35,6 @@ __global__ void fill_keys(uint32_t* keys, uint32_t* values, int64_t n, Keys patt
 
 }  // namespace
 
-const char* keys_name(Keys k) {
-  switch (k) {
-    case Keys::kEqual:
-      return "all-equal";
-    case Keys::kSorted:
-      return "sorted";
-    case Keys::kReverse:
-      return "reverse-sorted";
-    case Keys::kFew:
-      return "16-distinct";
-    default:
-      return "random";
-  }
-}
-
 SortData::SortData(int64_t size, bool with_values, Keys k, uint64_t s)
     : n(size), pairs(with_values), pattern(k), seed(s) {
   keys_in.allocate(n);

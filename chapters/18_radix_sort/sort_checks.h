@@ -26,7 +26,12 @@ constexpr int64_t kMaxKeys = (int64_t{1} << 32) - 1;
 enum class Keys { kRandom, kEqual, kSorted, kReverse, kFew };
 const std::vector<Keys> kAllKeys = {Keys::kRandom, Keys::kEqual, Keys::kSorted, Keys::kReverse,
                                     Keys::kFew};
-const char* keys_name(Keys k);
+// Their names, in the enum's order.
+constexpr const char* kKeysNames[] = {"random", "all-equal", "sorted", "reverse-sorted",
+                                      "16-distinct"};
+static_assert(sizeof kKeysNames / sizeof kKeysNames[0] == static_cast<size_t>(Keys::kFew) + 1,
+              "a name for every Keys");
+inline const char* keys_name(Keys k) { return kKeysNames[static_cast<int>(k)]; }
 
 SW_HD inline uint32_t key_value(Keys pattern, uint64_t seed, int64_t i, int64_t n) {
   const uint32_t sorted = static_cast<uint32_t>(static_cast<uint64_t>(i) * 0xFFFFFFFFull /

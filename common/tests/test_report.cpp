@@ -68,6 +68,15 @@ TEST_CASE("a skipped step is neither a check nor a failure") {
   CHECK(report.exit_code() == 0);
 }
 
+TEST_CASE("print_text formats into a string of exactly the printed length") {
+  CHECK(sw::print_text("mix-%.2f-v%d", 0.9, 7) == "mix-0.90-v7");
+  CHECK(sw::print_text("equal-%u", 255u) == "equal-255");
+  CHECK(sw::print_text("%s", "") == "");
+  const std::string long_text = sw::print_text("%0300d", 1);
+  CHECK(long_text.size() == 300);
+  CHECK(long_text.back() == '1');
+}
+
 TEST_CASE("counts read as a person writes them") {
   CHECK(sw::format_count(1) == "1");
   CHECK(sw::format_count(1000) == "1000");
