@@ -26,31 +26,20 @@
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
 #include "common/transpose_harness.h"
+#include "shared_tile.cuh"
 
 namespace {
 
-constexpr int kTile = 32;  // 32 x 32 threads move one 32 x 32 tile, one element each
+using ch10::kTile;
 
 // A grid of tiles: blockIdx.x is the tile column, blockIdx.y the tile row. grid.y
 // holds at most 65535, so past 2,097,120 rows the launcher starts one grid per band
-// of 65535 tile rows, the pointers offset to the band (sw::transpose::Bands).
+// of 65535 tile rows, the pointers offset to the band (sw::transpose::Bands). The
+// body, read a tile along rows, wait, write its columns, is in shared_tile.cuh.
 __global__ void transpose_shared_tile(const float* __restrict__ in, float* __restrict__ out,
                                       int64_t rows, int64_t cols) {
   __shared__ float tile[kTile][kTile];  // unpadded: a column of the tile lies in one bank
-  const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTile;  // the tile's first input row
-  const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTile;  // and first input column
-
-  // lab shared-tile: begin
-  // Read: a warp (fixed threadIdx.y) reads 32 consecutive floats of one input row.
-  const int64_t r = row0 + threadIdx.y, c = col0 + threadIdx.x;
-  if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = in[r * cols + c];
-  __syncthreads();  // the whole tile is in shared memory before anyone reads it
-
-  // Write: a warp writes 32 consecutive floats of one output row, i.e. one input
-  // column of the tile: output row col0 + y, output columns row0 + x.
-  const int64_t out_r = col0 + threadIdx.y, out_c = row0 + threadIdx.x;
-  if (out_r < cols && out_c < rows) out[out_r * rows + out_c] = tile[threadIdx.x][threadIdx.y];
-  // lab shared-tile: end
+  ch10::transpose_via_tile(tile, in, out, rows, cols);
 }
 
 // Its launcher: the grid over the input's tiles, in bands (common/transpose_harness.h).

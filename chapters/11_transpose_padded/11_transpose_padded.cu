@@ -48,10 +48,13 @@
 #include "common/report.h"
 #include "common/transpose_harness.h"
 
+// Chapter 10's tile body, reused, not copied.
+#include "chapters/10_transpose_shared/shared_tile.cuh"
+
 namespace {
 
-constexpr int kTile = 32;  // the padded kernel: 32 x 32 threads, one element each
-constexpr int kPad = 1;    // one extra element per tile row shifts each row by one bank
+constexpr int kTile = ch10::kTile;  // the padded kernel: 32 x 32 threads, one element each
+constexpr int kPad = 1;             // one extra element per tile row shifts each row by one bank
 
 // The kernels of a 2-D grid: blockIdx.x is the tile column, blockIdx.y the tile
 // row. grid.y holds at most 65535, so past 65535 tile rows a launcher starts one
@@ -64,15 +67,7 @@ constexpr int kPad = 1;    // one extra element per tile row shifts each row by 
 __global__ void transpose_padded(const float* __restrict__ in, float* __restrict__ out,
                                  int64_t rows, int64_t cols) {
   __shared__ float tile[kTile][kTile + kPad];  // the only change from chapter 10
-  const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTile;
-  const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTile;
-  // lab shared-tile: begin
-  const int64_t r = row0 + threadIdx.y, c = col0 + threadIdx.x;
-  if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = in[r * cols + c];
-  __syncthreads();
-  const int64_t out_r = col0 + threadIdx.y, out_c = row0 + threadIdx.x;
-  if (out_r < cols && out_c < rows) out[out_r * rows + out_c] = tile[threadIdx.x][threadIdx.y];
-  // lab shared-tile: end
+  ch10::transpose_via_tile(tile, in, out, rows, cols);
 }
 
 // Its launcher: the grid over the input's tiles, in bands (common/transpose_harness.h).

@@ -153,15 +153,12 @@ TASKS = [
                 grade_size=["--rows", "8192", "--cols", "8192"])],
          size="shape", unit=32, small=["--rows", "33", "--cols", "65"], tolerance=EXACT),
     Task("shared-tile", "transpose", "A transpose through a shared-memory tile",
-         [Region("chapters/10_transpose_shared/10_transpose_shared.cu",
+         [Region("chapters/10_transpose_shared/shared_tile.cuh",
                  "Stage the block's 32 x 32 tile in shared memory: read it with coalesced input rows, then "
-                 "write coalesced output rows, i.e. columns of the tile.",
+                 "write coalesced output rows, i.e. columns of the tile. Chapter 10's kernel passes an "
+                 "unpadded tile, chapter 11's padded kernel a tile of kTile + kPad columns.",
                  "Reads and writes both guard the matrix edges; the tile must be complete before anyone "
-                 "reads it back.",
-                 shape={"threadIdx.x": 32, "threadIdx.y": 32}),
-          Region("chapters/11_transpose_padded/11_transpose_padded.cu",
-                 "The same kernel with the tile padded to kTile + kPad columns.",
-                 "Only the declaration changes; why does it remove the bank conflicts?",
+                 "reads it back. Why does one column of padding remove the bank conflicts?",
                  shape={"threadIdx.x": 32, "threadIdx.y": 32})],
          [Check("10_transpose_shared", ["shared-tile"], grade_size=["--rows", "8192", "--cols", "8192"]), Check("11_transpose_padded", ["padded"])],
          size="shape", unit=32, small=["--rows", "33", "--cols", "65"], races=True, tolerance=EXACT),
