@@ -50,18 +50,15 @@ __global__ void __launch_bounds__(kThreads)
 
 // --- the two steps: the same kernel, two grids ---------------------------------------
 
-// global-atomic-2xsm: the seed's launch.
-void launch_global_atomic_2xsm(const hg::Job& j) {
-  const int blocks = kSeedBlocksPerSm * sw::sm_count();
-  CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));  // zeroing is part of the job
-  histogram_global_atomic<<<blocks, kThreads>>>(j.in, j.n, j.hist);
-  CHECK_LAUNCH();
-}
+// Which grid: the seed's (global-atomic-2xsm: kSeedBlocksPerSm blocks per SM) or a full
+// one (global-atomic-full: as many blocks as fit on every SM at once).
+enum class Grid { kSeed, kFull };
 
-// global-atomic-full: as many blocks as fit on every SM at once.
-void launch_global_atomic_full(const hg::Job& j) {
-  static const int64_t blocks = sw::resident_grid(histogram_global_atomic, kThreads);
-  CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));
+template <Grid kGrid>
+void launch_global_atomic(const hg::Job& j) {
+  static const int64_t full = sw::resident_grid(histogram_global_atomic, kThreads);
+  const int64_t blocks = kGrid == Grid::kSeed ? kSeedBlocksPerSm * sw::sm_count() : full;
+  CUDA_CHECK(cudaMemsetAsync(j.hist, 0, hg::kHistBytes));  // zeroing is part of the job
   histogram_global_atomic<<<blocks, kThreads>>>(j.in, j.n, j.hist);
   CHECK_LAUNCH();
 }
@@ -76,8 +73,8 @@ int main(int argc, char** argv) {
       "256-bin byte histogram with one global atomicAdd per byte.",
       "07",
       {
-          {"global-atomic-2xsm", launch_global_atomic_2xsm, /*slow=*/true},
-          {"global-atomic-full", launch_global_atomic_full, /*slow=*/true},
+          {"global-atomic-2xsm", launch_global_atomic<Grid::kSeed>, /*slow=*/true},
+          {"global-atomic-full", launch_global_atomic<Grid::kFull>, /*slow=*/true},
       }};
   return hg::run_chapter(argc, argv, chapter);
 }
