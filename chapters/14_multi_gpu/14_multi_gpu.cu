@@ -68,8 +68,8 @@
 //                or: srun --ntasks=K --export=ALL,MASTER_ADDR=$(hostname) <the same>
 // Files:         this file (the options, main); machine.cu (streams, peers, communicators,
 //                the data); sharded_sum.cu (Part 1); all_reduce.cu (Part 2's steps) and
-//                all_reduce_bench.cu (its benchmark); multi_gpu_checks.cu (the checks);
-//                Part 3: bootstrap*.cpp (the ranks, the id's journey), ranks.cu (a rank's
+//                all_reduce_bench.cpp (its benchmark); multi_gpu_checks.cu (the checks);
+//                Part 3: bootstrap*.cpp (the ranks, the id's journey), ranks.cpp (a rank's
 //                life, the wait loop), ipc_ring.cu, ranks_problems.cu, launch.py.
 #include <cuda_runtime.h>
 

@@ -1,6 +1,6 @@
 // Chapter 14, Part 2: the all-reduce (see all_reduce.h). naive-gather gathers on GPU 0;
 // the ring sums around 0 -> 1 -> ... -> 0 with peer loads or copies; nccl-allreduce is
-// the vendor row. Their benchmark is in all_reduce_bench.cu.
+// the vendor row. Their benchmark is in all_reduce_bench.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

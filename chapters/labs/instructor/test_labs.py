@@ -32,7 +32,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from argparse import Namespace
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -438,39 +437,18 @@ def check_standin(tmp):
     grader_on_standin(tmp)
 
 
-def tracks_run_elsewhere(log):
-    """LAB_TRACKS_RUN=LOG: another process (.ci/run, beside the README's build) checks the
-    tracks' copies, writing LOG and then LOG.rc; waits for it, repeats its lines and takes
-    its failures. Returns whether it ran."""
-    rc_file = Path(log + ".rc")
-    while not rc_file.exists():
-        time.sleep(2)
-    text = Path(log).read_text() if Path(log).exists() else ""
-    print(f"(the tracks' copies, checked beside the build: {log})\n{text}", end="", flush=True)
-    failures.extend(line[6:] for line in text.splitlines() if line.startswith("FAIL  "))
-    rc = rc_file.read_text().strip()
-    expect(rc == "0" or any(line.startswith("FAIL  ") for line in text.splitlines()),
-           f"the tracks' run beside the build names its failures (exit code {rc})")
-    return True
-
-
 def main():
     """The tracks run side by side, LAB_TRACK_JOBS at a time (default 3), each in its own
     process: while one copy compiles, another's Python checks run (one track alone keeps
-    about 1.2 of 2 cores busy). The stand-in's grader runs last, alone. Under LAB_TRACKS_RUN
-    (set by .ci/run, which checks the tracks beside the README's build) only the stand-in runs here."""
+    about 1.2 of 2 cores busy). The stand-in's grader runs last, alone."""
     # The copies share a ccache: a caller that disables ccache for its own cold build must not
     # disable theirs.
     os.environ.pop("CCACHE_DISABLE", None)
     tmp = Path(tempfile.mkdtemp(prefix="labs-tools-"))
     consts = L.repo_constants()
     only = os.environ.get("LAB_TRACKS", "").split(",") if os.environ.get("LAB_TRACKS") else None
-    if "--copies-only" in sys.argv[1:]:  # every track's copy, not the stand-in (.ci/run)
-        only = [t for t in T.TRACKS if t != "standin"]
-    if os.environ.get("LAB_TRACKS_RUN") and tracks_run_elsewhere(os.environ["LAB_TRACKS_RUN"]):
-        only = ["standin"]
     copy_setup(tmp)  # the shared ccache settings, written once before any copy reads them
-    if os.environ.get("LAB_SKIP_COPY_BUILD") != "1" and only != ["standin"]:
+    if os.environ.get("LAB_SKIP_COPY_BUILD") != "1":
         prime_cache(tmp)
     jobs = int(os.environ.get("LAB_TRACK_JOBS", "3"))
     try:

@@ -1,6 +1,8 @@
 // Chapter 14, Part 3 (see ranks.h): a rank's life. Its place from the launcher's variables,
 // its GPU, the unique id's journey through the bootstrap, a nonblocking communicator, and the
 // wait loop that turns a dead or stuck rank into ncclCommAbort and an exit code of its own.
+#include "ranks.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 
 #include "common/check.h"
 #include "common/nccl_check.h"
-#include "ranks.h"
 
 namespace ch14 {
 namespace {
