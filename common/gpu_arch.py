@@ -18,8 +18,9 @@ It prints four lines for meson.build:
   sass=75,80,90        machine code (may be empty)
   ptx=90               the one PTX target (may be empty)
   why=<one sentence>   what was chosen and why; meson prints it
-  lineinfo=yes|no      -lineinfo (source lines in Nsight Compute and compute-sanitizer):
-                       no for the portable set, which is built where no GPU is
+  portable=yes|no      yes for the portable set, built where no GPU is to run it: meson
+                       then leaves out -lineinfo (source lines in Nsight Compute and
+                       compute-sanitizer) and compiles chapters 14 and 15 as one file each
 and exits 1 with a one-line message on stderr when no build can work.
 --gpu-code-file and --gpus replace asking nvcc and nvidia-smi (the host test
 feeds captured `nvcc --list-gpu-code` outputs of several CUDA versions).
@@ -185,11 +186,10 @@ def main(argv=None):
     print("sass=" + ",".join(str(a) for a in sass))
     print("ptx=" + (str(ptx) if ptx else ""))
     print("why=" + why)
-    # Line tables for Nsight Compute and compute-sanitizer, where a GPU will run this build;
-    # the portable set is built where no GPU is (it costs about 5% of the device compile).
+    # The portable set is built where no GPU is, to run elsewhere: no edit-and-rerun, no profiler.
     portable = args.emulate == "none" and (args.choice.strip() == "portable" or (args.choice.strip() == "auto"
                                                                                  and not gpus))
-    print("lineinfo=" + ("no" if portable else "yes"))
+    print("portable=" + ("yes" if portable else "no"))
     return 0
 
 

@@ -18,9 +18,8 @@
 namespace ch14 {
 namespace {
 
-// Floats read back per GPU at a time by the checks; runs compared bit for bit.
+// Floats read back per GPU at a time by the checks.
 constexpr int64_t kCheckChunk = int64_t{1} << 22;
-constexpr int kRepeatRuns = 5;
 
 }  // namespace
 

@@ -13,6 +13,9 @@
 
 namespace ch14 {
 
+// An all-reduce is run this many times by the checks: the same bits every time.
+constexpr int kRepeatRuns = 5;
+
 // Part 1: every result of one run against the reference (sw::check_sum with the
 // sum's depth); "" or what went wrong.
 std::string check_shard_results(const std::vector<double>& got, const Ref& ref, int64_t depth,

@@ -16,8 +16,6 @@
 namespace ch14 {
 namespace {
 
-constexpr int kRepeatRuns = 5;  // the ring, run again: the same bits every time
-
 std::string ranks_text(const Rank& rank) { return "ranks=" + std::to_string(rank.env.size); }
 
 // How many ranks found their result wrong (`wrong`: this rank's message, "" when right). A
@@ -83,7 +81,10 @@ void launch_nccl_allreduce(Rank& rank, IpcRing& v) {
 
 // The launcher of one all-reduce of v.n floats: ipc-ring (ipc_ring.cu) or nccl-allreduce.
 using AllReduce = void (*)(Rank& rank, IpcRing& v);
-AllReduce all_reduce(bool ring) { return ring ? launch_ipc_ring : launch_nccl_allreduce; }
+AllReduce all_reduce(bool ring) {
+  if (ring) return launch_ipc_ring;
+  return launch_nccl_allreduce;
+}
 
 // A poisoned run of every rank, checked (this rank's output); every rank's input filled first.
 VectorCheck run_checked(Rank& rank, IpcRing& v, bool ring, Data d, uint64_t seed) {

@@ -166,15 +166,15 @@ class CommandLine(unittest.TestCase):
         lines = out.splitlines()
         self.assertEqual(lines[:2], ["sass=75,80,90", "ptx=90"])
         self.assertTrue(lines[2].startswith("why=gpu_arch=auto: no GPU visible"))
-        self.assertEqual(lines[3], "lineinfo=no")  # the portable set: no GPU here to profile it
+        self.assertEqual(lines[3], "portable=yes")  # the portable set: no GPU here to profile it
 
-    def test_lineinfo_where_a_gpu_runs_the_build(self):
+    def test_not_portable_where_a_gpu_runs_the_build(self):
         code_file = os.path.join(HERE, "nvcc_gpu_code", "cuda-12.4.txt")
         for args in (("auto", "--gpus", "9.0"), ("90",), ("auto", "--emulate", "t4", "--gpus", "")):
             code, out, _ = self.run_main(*args, "--gpu-code-file", code_file, "--nvcc-version", "12.4")
-            self.assertEqual((code, out.splitlines()[3]), (0, "lineinfo=yes"), args)
+            self.assertEqual((code, out.splitlines()[3]), (0, "portable=no"), args)
         code, out, _ = self.run_main("portable", "--gpu-code-file", code_file, "--gpus", "9.0")
-        self.assertEqual(out.splitlines()[3], "lineinfo=no")
+        self.assertEqual(out.splitlines()[3], "portable=yes")
 
     def test_error(self):
         code, out, err = self.run_main("100", "--gpu-code-file",
