@@ -56,6 +56,7 @@ RUN_KEYS = ("copy_gbps", "driver_cuda", "runtime_cuda", "gpu_count", "host_cpu",
 
 # The parameters column: the same rules as Report::params in common/report.cpp.
 MEASUREMENT_KEYS = ("value", "error", "bound")
+MEASUREMENT_PREFIXES = ("graded_",)  # --graded-timing's figures
 MEASUREMENT_SUFFIXES = ("_error", "_bound", "_ms", "_s", "_gbps")
 PARAM_ORDER = ("threads", "block", "blocks_per_sm", "blocks", "unroll", "vec", "copies", "p", "launches")
 PARAM_LABELS = {"blocks_per_sm": "blocks/SM"}
@@ -90,7 +91,7 @@ def format_count(v):
 
 
 def is_measurement(key):
-    return key in MEASUREMENT_KEYS or key.endswith(MEASUREMENT_SUFFIXES)
+    return key in MEASUREMENT_KEYS or key.startswith(MEASUREMENT_PREFIXES) or key.endswith(MEASUREMENT_SUFFIXES)
 
 
 def param_value(v):
