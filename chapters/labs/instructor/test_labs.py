@@ -389,6 +389,17 @@ def check_sanitizer_verdict():
     expect(mine == "FAIL", f"sanitizer stage: the task's own failing step under the sanitizer fails it (got {mine})")
 
 
+def check_build_error_without_file():
+    """A build that fails with an error naming no file (ptxas on a kernel asking more shared
+    memory than a block may have: the transpose self-test's launch-beyond-the-device) still
+    says why, instead of 'does not compile: ' and nothing."""
+    text = ("FAILED: chapters/10_transpose_shared.p/10_transpose_shared.cu.o\n"
+            "ptxas error   : Entry function '_Z4tilePf' uses too much shared data (0xc100 bytes, 0xc000 max)\n"
+            "ninja: build stopped: subcommands failed.")
+    got = check.build_errors("10_transpose_shared", [], text, ROOT, [])
+    expect("uses too much shared data" in got, f"a build error without a file is shown as printed (got '{got}')")
+
+
 def check_stability_merge(tmp):
     """A stability run split over GPUs (--part i/k) is joined by --merge: it counts the copies
     graded and the ratio spread over all parts, and it fails when a copy is missing."""
@@ -433,6 +444,7 @@ def check_standin(tmp):
     catalogue_documented()
     check_requirements()
     check_sanitizer_verdict()
+    check_build_error_without_file()
     check_stability_merge(tmp)
     grader_on_standin(tmp)
 

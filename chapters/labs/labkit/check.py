@@ -261,13 +261,21 @@ def build(build_dir, chapters, root, tasks, jobs=None):
         if r.timed_out:
             out[ch] = (False, f"the build did not finish within {BUILD_TIMEOUT} s")
         elif failed_here or not exe.exists():
-            mine_errs = [m for m in errors if f"chapters/{ch}" in m["file"] or "chapters/" not in m["file"]] or errors
-            out[ch] = (False, "does not compile: " + "; ".join(describe_error(m, root, tasks) for m in mine_errs[:3]))
+            out[ch] = (False, "does not compile: " + build_errors(ch, errors, r.out, root, tasks))
         else:
             out[ch] = (True, "")
     if r.code != 0 and not errors and all(ok for ok, _ in out.values()):
         out = {ch: (False, "the build failed: " + first_line(r.out, "error", "FAILED")) for ch in chapters}
     return out
+
+
+def build_errors(ch, errors, text, root, tasks):
+    """The compiler's first errors for chapter `ch`, placed in the student's regions; an error
+    that names no file (ptxas: "uses too much shared data") as the tool printed it."""
+    mine = [m for m in errors if f"chapters/{ch}" in m["file"] or "chapters/" not in m["file"]] or errors
+    if mine:
+        return "; ".join(describe_error(m, root, tasks) for m in mine[:3])
+    return first_line(text, "ptxas error", "nvlink error", "error:", "error :") or "see the build log"
 
 
 def describe_error(m, root, tasks):
