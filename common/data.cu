@@ -63,12 +63,37 @@ void fill_bytes(uint8_t* d, int64_t n, uint64_t seed, ByteSpec spec) {
 }
 void fill_constant(float* d, int64_t n, float value) { launch_fill(d, n, ConstantGen{value}); }
 
+namespace {
+
+constexpr int kPoisonSharedThreads = 1024;
+
+// Every word of the block's shared memory set to `word`. Shared memory is not cleared
+// between kernels: the next kernel on that SM finds what this one left, so a step that
+// reads its shared memory before writing it reads the poison, not a lucky zero.
+__global__ void poison_shared_kernel(uint32_t word, int words) {
+  extern __shared__ uint32_t smem[];
+  for (int i = threadIdx.x; i < words; i += blockDim.x) smem[i] = word;
+}
+
+// Two blocks per SM, each of the most dynamic shared memory a block may have.
+void poison_shared(uint32_t word) {
+  const int bytes = device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>();
+  CUDA_CHECK(cudaFuncSetAttribute(poison_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  bytes));
+  poison_shared_kernel<<<2 * sm_count(), kPoisonSharedThreads, bytes>>>(
+      word, bytes / static_cast<int>(sizeof(uint32_t)));
+  CHECK_LAUNCH();
+}
+
+}  // namespace
+
 void poison(void* d, size_t bytes) {
   static const bool zero = [] {
     const char* mode = std::getenv("STEPWISE_POISON");
     return mode != nullptr && std::strcmp(mode, "zero") == 0;
   }();
   CUDA_CHECK(cudaMemset(d, zero ? 0x00 : 0xFF, bytes));
+  poison_shared(zero ? 0u : 0xFFFFFFFFu);
 }
 
 namespace {

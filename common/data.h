@@ -100,8 +100,11 @@ void fill_constant(float* d, int64_t n, float value);
 
 // Sets every byte to 0xFF: floats and doubles become NaN, integers -1 (all ones).
 // Call it on outputs before each run, so that an unwritten element cannot pass.
-// With STEPWISE_POISON=zero in the environment it writes zeros instead: the lab
-// checker runs a failing kernel that way to tell "relies on zeroed memory" apart.
+// It also fills the shared memory of every SM with 0xFF (a kernel that leaves it
+// there), so that a step that forgets to zero its shared counters cannot pass on
+// memory that happened to be zero. With STEPWISE_POISON=zero in the environment it
+// writes zeros instead: the lab checker runs a failing kernel that way to tell
+// "relies on zeroed memory" apart.
 void poison(void* d, size_t bytes);
 
 // A 64-bit digest of `bytes` bytes of device memory: the sum over 8-byte words
