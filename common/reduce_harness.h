@@ -558,11 +558,28 @@ struct Options {
 //                      (NaN, not 0) in the output makes it fail
 //   writes-input-tail  sums correctly, then changes the LAST float of x: only the
 //                      input's digest, which covers every byte, makes it fail
+//   unzeroed-shared    adds into a shared accumulator it never sets to zero, on an input
+//                      whose sum is 0: only the poison of shared memory (sw::poison fills
+//                      every SM's with NaN first) makes it fail where that memory held 0
 namespace planted {
 
 __global__ void negate_last(float* x, int64_t n) { x[n - 1] = -x[n - 1]; }
 
+__global__ void sum_into_unzeroed_shared(const float* x, int64_t n, float* out) {
+  __shared__ float total;  // the mistake: never set to zero
+  float mine = 0.0f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) mine += x[i];
+  atomicAdd(&total, mine);
+  __syncthreads();
+  if (threadIdx.x == 0) *out = total;
+}
+
 inline void launch_never_writes(const Sum&) {}
+
+inline void launch_unzeroed_shared(const Sum& s) {
+  sum_into_unzeroed_shared<<<1, kDefaultBlock, 0, s.stream>>>(s.x, s.n, s.out);
+  CHECK_LAUNCH();
+}
 
 inline void launch_writes_input_tail(const Sum& s) {
   launch_cub(s);
@@ -576,11 +593,13 @@ inline int run(Report& report, const std::string& name, const std::vector<int64_
                uint64_t seed) {
   const Step step = name == "never-writes"
                         ? Step{"planted-never-writes", launch_never_writes, any_order}
+                    : name == "unzeroed-shared"
+                        ? Step{"planted-unzeroed-shared", launch_unzeroed_shared, any_order}
                         : Step{"planted-writes-input-tail", launch_writes_input_tail, any_order};
   for (int64_t size : sizes) {
     const Input in = make_input(size, seed);
-    if (name == "never-writes") {  // zeros: a step that writes nothing is right unless the output
-                                   // is poisoned
+    if (name != "writes-input-tail") {  // zeros: right unless the output (never-writes) or the
+                                        // shared memory (unzeroed-shared) starts poisoned
       fill_constant(in.x.get(), in.n, 0.0f);
       in.ref = in.abs_sum = 0.0;
       in.digest = device_digest(in.x.get(), in.x.bytes());
@@ -608,7 +627,8 @@ inline Cli make_cli(const Chapter& ch, Options* o) {
   if (ch.large)
     cli.add_flag("--large", &o->large,
                  "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
-  cli.add_choice("--planted", &o->planted, {"none", "never-writes", "writes-input-tail"},
+  cli.add_choice("--planted", &o->planted,
+                 {"none", "never-writes", "writes-input-tail", "unzeroed-shared"},
                  "with --verify-only: check a planted broken step instead (the harness's own "
                  "tests; it must fail)");
   cli.set_steps(names);
