@@ -314,6 +314,23 @@ def grader_on_standin(tmp):
     expect(st == "SANITIZER_UNAVAILABLE", "without compute-sanitizer the stage says SANITIZER_UNAVAILABLE, never PASS")
 
 
+def check_static_declaration(tmp):
+    """A student's own __shared__ array of any element type, declared in the region, is a
+    declaration and not an access past its end (the pass once read `uint32_t scratch[65536]`
+    as scratch[65536]); an access past its end is still found."""
+    ref = E.export("histogram", tmp / "static-declaration", reference=True)
+    task = T.task("shared-privatized")
+    f = task.regions[0].file
+    for index, want in (("threadIdx.x", False), ("threadIdx.x + 65536", True)):
+        body = ["  __shared__ uint32_t scratch[64 * 1024];", f"  scratch[{index}] = 0;"] + \
+            regions.task_bodies(ROOT, task)[0]
+        regions.replace_bodies(ref / f, task.id, [body])
+        found = [x.text() for x in static.analyse(ref, task) if x.rule == "shared-out-of-bounds"]
+        expect(bool(found) == want, f"static pass, a region's own uint32_t __shared__ array indexed by {index}: "
+                                    f"{'found' if want else 'no finding'} ({found})")
+    shutil.rmtree(ref)
+
+
 def check_requirements():
     """The grader's order and NOT_RUN rule with the checks replaced by a table (no GPU),
     and the self-test's packing and expectations for the tracks whose tasks need others."""
@@ -445,6 +462,7 @@ def check_standin(tmp):
     check_requirements()
     check_sanitizer_verdict()
     check_build_error_without_file()
+    check_static_declaration(tmp)
     check_stability_merge(tmp)
     grader_on_standin(tmp)
 

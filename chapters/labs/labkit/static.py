@@ -516,13 +516,14 @@ def _bounds_hints(view, toks, lo, hi, ctrl, shape):
     """Every access a[i] (or a[i][j]) to a __shared__ array of known extent inside the
     region, evaluated for every thread of the block and every value of the enclosing
     simple for-loops; one finding per access that goes past the end."""
-    extents = {}
+    extents, declared = {}, set()  # declared: the positions of the declarations' names
     for j in range(lo, hi):
         if toks[j].text != "__shared__":
             continue
         m = j + 1
         while m < hi and toks[m].kind == "id":
             m += 1
+        declared.add(m - 1)
         name, dims, k = toks[m - 1].text, [], m
         try:
             while k < hi and toks[k].text == "[":
@@ -545,9 +546,8 @@ def _bounds_hints(view, toks, lo, hi, ctrl, shape):
         t = toks[k]
         if t.text != "[" or toks[k - 1].text not in extents or not view.in_region(t):
             continue
-        if k >= 2 and toks[k - 2].kind == "id" and toks[k - 2].text not in CONTROL | {"return"} and \
-                toks[k - 2].text in ("float", "int", "__shared__", "Top2"):
-            continue  # the declaration itself
+        if k - 1 in declared or (k >= 2 and toks[k - 2].kind == "id" and toks[k - 2].text not in CONTROL | {"else", "case"}):
+            continue  # a declaration (`type name[...]`), not an access
         name = toks[k - 1].text
         subs, j = [], k
         while j < len(toks) and toks[j].text == "[":
