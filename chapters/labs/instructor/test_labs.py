@@ -331,6 +331,20 @@ def check_static_declaration(tmp):
     shutil.rmtree(ref)
 
 
+def check_untimed_selftest(tmp):
+    """selftest --no-timing plants no exploit that only the graded timing catches (it would
+    pass ungraded and count as a false alarm: cache-by-pointer did on an H100); with timing
+    it plants them all."""
+    timed = {e.name for entries in X.EXPLOITS.values() for e in entries if e.timed}
+    for timing in (True, False):
+        expected, _ = S.plant("histogram", tmp / f"plant-{timing}", timing=timing)
+        planted = {w.get("mistake") for per in expected.values() for w in per.values()}
+        expect(bool(planted & timed) == timing, f"selftest {'with' if timing else 'without'} timing plants "
+                                                f"{'the' if timing else 'none of the'} timed exploits "
+                                                f"({sorted(planted & timed)})")
+        shutil.rmtree(tmp / f"plant-{timing}")
+
+
 def check_requirements():
     """The grader's order and NOT_RUN rule with the checks replaced by a table (no GPU),
     and the self-test's packing and expectations for the tracks whose tasks need others."""
@@ -463,6 +477,7 @@ def check_standin(tmp):
     check_sanitizer_verdict()
     check_build_error_without_file()
     check_static_declaration(tmp)
+    check_untimed_selftest(tmp)
     check_stability_merge(tmp)
     grader_on_standin(tmp)
 
