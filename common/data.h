@@ -104,7 +104,9 @@ void fill_constant(float* d, int64_t n, float value);
 // there), so that a step that forgets to zero its shared counters cannot pass on
 // memory that happened to be zero. With STEPWISE_POISON=zero in the environment it
 // writes zeros instead: the lab checker runs a failing kernel that way to tell
-// "relies on zeroed memory" apart.
+// "relies on zeroed memory" apart. With STEPWISE_POISON=outputs it leaves shared
+// memory alone: the runs under compute-sanitizer set it, where every store of that
+// kernel is checked and, under memcheck, the next kernel read zeros anyway.
 void poison(void* d, size_t bytes);
 
 // A 64-bit digest of `bytes` bytes of device memory: the sum over 8-byte words

@@ -6,6 +6,7 @@
 set -uo pipefail
 build=${1:?usage: $0 <build_dir>}
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+export STEPWISE_POISON=outputs  # outputs poisoned, shared memory not, as under every sanitizer run (common/data.h)
 exe="$build/chapters/05_reduce_unrolled"
 small=(--verify-only --n 4099 --block 256)
 

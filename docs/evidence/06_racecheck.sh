@@ -7,6 +7,7 @@
 set -uo pipefail
 build=${1:?usage: $0 <build_dir>}
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+export STEPWISE_POISON=outputs  # outputs poisoned, shared memory not, as under every sanitizer run (common/data.h)
 exe="$build/chapters/06_reduce_thread_overload"
 
 for n in 1000003 4099; do

@@ -8,6 +8,7 @@
 set -uo pipefail
 build=${1:?usage: $0 <build_dir>}
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+export STEPWISE_POISON=outputs  # outputs poisoned, shared memory not, as under every sanitizer run (common/data.h)
 exe="$build/chapters/08_histogram_privatized"
 
 for dist in uniform equal "mix --p 0.9"; do

@@ -13,4 +13,5 @@ ncu --clock-control none \
   --metrics dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread \
   -k 'regex:dot|Dot|reduce|Reduce|partials' -c 8 "$exe" --n 2^26 --reps 1 --warmup 0
 echo "== compute-sanitizer memcheck: --verify-only =="
+export STEPWISE_POISON=outputs  # outputs poisoned, shared memory not, as under every sanitizer run (common/data.h)
 compute-sanitizer --tool memcheck --error-exitcode 1 "$exe" --verify-only | tail -3

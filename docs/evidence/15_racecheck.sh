@@ -8,6 +8,7 @@
 set -uo pipefail
 build=${1:?usage: $0 <build_dir>}
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+export STEPWISE_POISON=outputs  # outputs poisoned, shared memory not, as under every sanitizer run (common/data.h)
 exe="$build/chapters/15_many_bins_histogram"
 
 for run in "shared32 256" "packed16 65536" "packed16-batch 65536" "packed16-hot 65536" "partition 1048576"; do
