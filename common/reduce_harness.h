@@ -12,19 +12,20 @@
 //     return rd::run_chapter(argc, argv, ch);
 //   }
 //
-// The timed callable calls the launcher, and the launcher holds the <<<>>>:
-//   time_gpu(opt, [&] { step.launch(sum); }, before);   // measure(): 1
+// Every timed row goes through the one protocol, sw::bench::measure
+// (common/bench/protocol.h); the timed callable calls the launcher, and the
+// launcher holds the <<<>>>:
+//   bench::measure(opt, row, data, [&] { step.launch(sum); });   // measure(): 1
 //   void launch_sequential(const rd::Sum& s) { ... reduce_sequential<<<...>>>(...); }  // 2
 // (with --graded-timing, time_graded calls the same callable).
-//
+
 // Chapters whose host code is the lesson (04's block sizes; 06's sweeps, census
 // and small sums) write a short main from the same parts: make_cli and start,
 // make_input, verify, measure / bench, bench_cub and lesson.
 //
-// Every checked run follows one protocol: poison every output, run, check against
-// the reference. A benchmark then times the runs and checks the last timed result
-// again (for a kSameBits step also bit for bit against the first).
-//
+// SumData tells the protocol about one sum: the outputs to poison, the check of
+// the result against the reference within the step's bound, the input unchanged.
+
 // CUDA only (it includes CUB): include it from .cu files.
 #pragma once
 
@@ -40,6 +41,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/bench/protocol.h"
 #include "common/check.h"
 #include "common/cli.h"
 #include "common/cub_calls.h"
@@ -298,69 +300,90 @@ inline std::string describe(int64_t n, const Config& c) {
   return s;
 }
 
-inline std::string describe_error(double got, const Input& in, const SumCheck& c) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "got %.9g, want %.9g: error %.3g > bound %.3g", got, in.ref,
-                c.abs_error, c.bound);
-  return buf;
+// The data of one sum as measure() and check_once() see them (common/bench/protocol.h):
+// the outputs to poison, the result against the reference within the bound of
+// `depth` additions, and the input unchanged (unless the step overwrites it by
+// design). Its bits are the fingerprint that a kSameBits row compares.
+struct SumData {
+  const Input& in;
+  int64_t depth;
+  bool on_host = false;     // the sum ends in *host_out (kFinishOnHost), else in out
+  bool check_input = true;  // x must be left as written
+  void poison() const { in.poison(); }
+  double value() const {
+    return on_host ? *in.host_out : static_cast<double>(sw::read(in.out.get()));
+  }
+  bench::Verdict check() const {
+    const double got = value();
+    const SumCheck c = check_sum(got, in.ref, in.abs_sum, depth, in.n);
+    const bool kept =
+        !check_input || in.constant || device_digest(in.x.get(), in.x.bytes()) == in.digest;
+    bench::Verdict v{c.ok && kept, "", c.rel_error, 0};
+    std::memcpy(&v.bits, &got, sizeof got);
+    if (!c.ok) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "got %.9g, want %.9g: error %.3g > bound %.3g", got, in.ref,
+                    c.abs_error, c.bound);
+      v.detail = buf;
+    } else if (!kept) {
+      v.detail = "input changed: the step wrote into x";
+    }
+    return v;
+  }
+  bool reseed(uint64_t s) const {
+    in.reseed(s);
+    return !in.constant;
+  }
+  uint64_t seed() const { return in.seed; }
+};
+
+// A step's data: its bound, where its sum ends, whether it may write into x.
+inline SumData step_data(const Step& step, const Input& in, const Config& c) {
+  return {in, step.depth(in.sum(c)), (step.traits & kFinishOnHost) != 0,
+          (step.traits & kOverwritesInput) == 0};
 }
 
-inline SumCheck check(const Step& step, const Input& in, const Config& c, double got) {
-  return check_sum(got, in.ref, in.abs_sum, step.depth(in.sum(c)), in.n);
-}
-
-// One run on poisoned outputs; returns its result.
-inline double run_once(const Step& step, const Input& in, const Config& c) {
-  if (step.traits & kOverwritesInput) in.refill();
-  in.poison();
-  step.launch(in.sum(c));
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return in.result(step);
-}
-
-// Whether x still holds what make_input wrote (a step that overwrites it by design is exempt).
-inline bool input_kept(const Step& step, const Input& in) {
-  return (step.traits & kOverwritesInput) || in.constant ||
-         device_digest(in.x.get(), in.x.bytes()) == in.digest;
+// One poisoned run of the step, checked (bench::check_once).
+inline bench::Verdict run_checked(const Step& step, const Input& in, const Config& c) {
+  const Sum sum = in.sum(c);
+  return bench::check_once(
+      step_data(step, in, c), [&] { step.launch(sum); },
+      [&] {
+        if (step.traits & kOverwritesInput) in.refill();
+      });
 }
 
 // One poisoned run compared with the reference: one PASS/FAIL line.
 inline bool verify(Report& report, const Step& step, const Input& in, const Config& c) {
-  const double got = run_once(step, in, c);
-  const SumCheck k = check(step, in, c, got);
-  const bool kept = input_kept(step, in);
-  report.check(k.ok && kept, step.name + describe(in.n, c),
-               !k.ok  ? describe_error(got, in, k)
-               : kept ? ""
-                      : "input changed: the step wrote into x");
-  return k.ok && kept;
+  const bench::Verdict v = run_checked(step, in, c);
+  report.check(v.ok, step.name + describe(in.n, c), v.detail);
+  return v.ok;
 }
 
 // `runs` poisoned runs; passes when every result is bitwise the same as the first
 // (and that one is right).
 inline bool verify_repeatable(Report& report, const Step& step, const Input& in, const Config& c,
                               int runs) {
-  const double first = run_once(step, in, c);
+  const bench::Verdict first = run_checked(step, in, c);
   int differing = 0;
-  for (int r = 1; r < runs; ++r) differing += !same_bits(run_once(step, in, c), first);
-  const SumCheck k = check(step, in, c, first);
-  const bool ok = k.ok && differing == 0 && input_kept(step, in);
+  for (int r = 1; r < runs; ++r) differing += run_checked(step, in, c).bits != first.bits;
+  const bool ok = first.ok && differing == 0;
   const std::string what =
       std::string(step.name) + " bitwise identical over " + std::to_string(runs) + " runs";
   report.check(ok, what + describe(in.n, c),
-               ok          ? ""
-               : !k.ok     ? describe_error(first, in, k)
+               !first.ok   ? first.detail
                : differing ? std::to_string(differing) + " of " + std::to_string(runs) +
                                  " runs gave other bits"
-                           : "input changed: the step wrote into x");
+                           : "");
   return ok;
 }
 
-// How many different results (bit patterns) `runs` runs give: 1 for a fixed order.
+// How many different results (float bit patterns) `runs` runs give: 1 for a fixed order.
 inline int count_distinct(const Step& step, const Input& in, const Config& c, int runs) {
   std::set<uint32_t> seen;
   for (int r = 0; r < runs; ++r) {
-    const float got = static_cast<float>(run_once(step, in, c));
+    run_checked(step, in, c);
+    const float got = static_cast<float>(step_data(step, in, c).value());
     uint32_t bits;
     std::memcpy(&bits, &got, sizeof bits);
     seen.insert(bits);
@@ -370,13 +393,6 @@ inline int count_distinct(const Step& step, const Input& in, const Config& c, in
 
 // --- timing -----------------------------------------------------------------------------
 
-// A timing of whole runs as the time of one call.
-inline Timing per_call(Timing t, int calls) {
-  t.ms_median /= calls;
-  t.ms_min /= calls;
-  return t;
-}
-
 // Fewer timed runs per point, for the sweeps.
 inline CommonOptions sweep_options(const CommonOptions& opt) {
   CommonOptions few = opt;
@@ -384,66 +400,25 @@ inline CommonOptions sweep_options(const CommonOptions& opt) {
   return few;
 }
 
-// The protocol of every measurement: poison, one run, check; time; check the last
-// timed result again (bit for bit against the first when same_bits). `run` is the
-// timed callable that time_gpu (or, with --graded-timing, time_graded) calls: one
-// timed run, `calls` sums; the row's time is per sum. A graded timing checks every
-// call, so it applies to runs of one sum. `last`, if given, receives the last
-// result. Bytes: the input read once, the sum written once.
-template <class Run, class Before, class Read>
-Result checked_timing(const CommonOptions& opt, const Input& in, const std::string& name,
-                      int64_t depth, bool same_bits_required, int calls, Run run, Before before,
-                      Read read, double* last = nullptr) {
-  before();
-  in.poison();
-  run();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  const double first = read();
-  const SumCheck c_first = check_sum(first, in.ref, in.abs_sum, depth, in.n);
-  if (opt.graded_timing && calls == 1) {  // new data and a check for every call
-    const uint64_t seed = in.seed;
-    const GradedTiming g = time_graded(
-        opt, run,
-        [&](int k) {
-          in.reseed(graded_seed(seed, k));
-          before();
-          in.poison();
-        },
-        [&](int) { return check_sum(read(), in.ref, in.abs_sum, depth, in.n).ok; });
-    in.reseed(seed);
-    Result r{name, in.n, sizeof(float) * (static_cast<double>(in.n) + 1), g.timing, c_first.ok};
-    note_graded(g, &r.extra, &r.ok);
-    if (last) *last = first;
-    return r;
-  }
-  const Timing t = per_call(time_gpu(opt, run, before), calls);
-  const double final_value = read();
-  const SumCheck c_last = check_sum(final_value, in.ref, in.abs_sum, depth, in.n);
-  const bool ok = c_first.ok && c_last.ok && (!same_bits_required || same_bits(first, final_value));
-  Result r{name, in.n, sizeof(float) * (static_cast<double>(in.n) + 1), t, ok};
-  r.extra["rel_error"] = c_last.rel_error;
-  if (last) *last = final_value;
-  return r;
-}
+// Bytes of one sum: the input read once, the sum written once.
+inline double sum_bytes(int64_t n) { return sizeof(float) * (static_cast<double>(n) + 1); }
 
-// One step, measured (not yet reported), with the timed callable given: `run` makes
-// `calls` sums of the step (chapter 06 times ten back to back, or a CUDA graph of
-// them). Its row has extra block, blocks_per_sm and rel_error; the chapter may
-// rename it, change its role, note or problem.
+// One step, measured (not yet reported) by bench::measure, with the timed callable
+// given: `run` makes `calls` sums of the step (chapter 06 times ten back to back, or
+// a CUDA graph of them). Its row has extra block, blocks_per_sm and rel_error; the
+// chapter may rename it, change its role, note or problem.
 template <class Run>
 Result measure_runs(const CommonOptions& opt, const Step& step, const Input& in, const Config& c,
-                    int calls, Run run, double* last = nullptr) {
+                    int calls, Run run) {
   if ((step.traits & kOverwritesInput) && calls != 1) {
     std::fprintf(stderr, "error: %s overwrites its input: it can only be timed alone\n", step.name);
     std::exit(kExitFailed);
   }
-  const auto before = [&] {
+  const bench::Row row{step.name, in.n, sum_bytes(in.n), calls, (step.traits & kSameBits) != 0,
+                       step.role};
+  Result r = bench::measure(opt, row, step_data(step, in, c), run, [&] {
     if (step.traits & kOverwritesInput) in.refill();
-  };
-  const auto read = [&] { return in.result(step); };
-  Result r = checked_timing(opt, in, step.name, step.depth(in.sum(c)), step.traits & kSameBits,
-                            calls, run, before, read, last);
-  r.role = step.role;
+  });
   r.extra["block"] = c.block;
   if (c.blocks_per_sm) r.extra["blocks_per_sm"] = c.blocks_per_sm;
   return r;
@@ -451,11 +426,10 @@ Result measure_runs(const CommonOptions& opt, const Step& step, const Input& in,
 
 // One step, measured: the timed callable calls the step's launcher, which holds
 // its <<<>>> (time_gpu -> this lambda -> launch_<step> -> <<<>>>).
-inline Result measure(const CommonOptions& opt, const Step& step, const Input& in, const Config& c,
-                      double* last = nullptr) {
+inline Result measure(const CommonOptions& opt, const Step& step, const Input& in,
+                      const Config& c) {
   const Sum sum = in.sum(c);
-  return measure_runs(
-      opt, step, in, c, 1, [&] { step.launch(sum); }, last);
+  return measure_runs(opt, step, in, c, 1, [&] { step.launch(sum); });
 }
 
 // measure(), then the row goes into the report.
@@ -483,12 +457,9 @@ inline void launch_cub(const Sum& s) {
 // items in sequence, then trees of fewer than 64 levels.
 template <class Run>
 Result measure_cub_runs(const CommonOptions& opt, const Input& in, int calls, Run run) {
-  const auto read = [&] { return static_cast<double>(sw::read(in.out.get())); };
   const int64_t depth = ceil_div(in.n, int64_t{128} * std::max(sm_count(), 1)) + 64;
-  Result r = checked_timing(
-      opt, in, "cub", depth, false, calls, run, [] {}, read);
-  r.role = "vendor";
-  return r;
+  const bench::Row row{"cub", in.n, sum_bytes(in.n), calls, false, "vendor"};
+  return bench::measure(opt, row, SumData{in, depth}, run);
 }
 
 // CUB, measured: the timed callable calls launch_cub (time_gpu -> this lambda ->
@@ -514,8 +485,8 @@ inline Result lesson(const CommonOptions& opt, Report& report, const Step& step,
   CommonOptions few = opt;
   few.reps = std::min(opt.reps, kLessonReps);
   few.warmup = std::min(opt.warmup, 1);
-  double value = 0;
-  Result r = measure(few, step, in, c, &value);
+  Result r = measure(few, step, in, c);
+  const double value = step_data(step, in, c).value();
   r.role = "lesson";
   r.problem = "sum-of-1.23";
   r.note = "1e8 x 1.23";

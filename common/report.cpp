@@ -183,6 +183,7 @@ void Report::add(const Result& r) {
                      r.n);  // the first row sets the usual n
   if (!r.ok) ++failures_;
   ++checks_;
+  if (!r.ok && !r.detail.empty()) note(r.variant + ": " + r.detail);
   if (opt_.json) {
     std::printf("%s\n", json(r).c_str());
   } else {

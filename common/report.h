@@ -42,6 +42,7 @@ struct Result {
   std::map<std::string, double> extra;
   std::string note;     // short free text, e.g. the distribution
   std::string problem;  // overrides the report's problem when set
+  std::string detail;   // why the check failed (printed as a note beside a failed row)
 };
 
 class Report {

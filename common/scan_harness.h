@@ -32,6 +32,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/bench/protocol.h"
 #include "common/check.h"
 #include "common/cli.h"
 #include "common/cuda_utils.cuh"
@@ -113,12 +114,9 @@ void for_each_piece(const T* d, int64_t n, Body&& body) {
 
 // --- the protocol of every row ---------------------------------------------------------------
 
-// One check's outcome: its detail names the first wrong element ("out[7]: got 3, want 4").
-struct Verdict {
-  bool ok = true;
-  std::string detail;
-  double rel_error = 0;  // f32 scans: the largest |got - want| / sum|x| of any element
-};
+// One check's outcome (common/bench/protocol.h): its detail names the first wrong
+// element ("out[7]: got 3, want 4"); f32 scans give the largest |got - want| / sum|x|.
+using bench::Verdict;
 
 // The reps of a slow step, and of a sweep's points.
 inline CommonOptions slow_options(CommonOptions opt) {
@@ -136,30 +134,24 @@ inline CommonOptions sweep_options(CommonOptions opt) {
 // of events (chapter 06's back-to-back mode), the row's time divided by them.
 enum class Calls { kAlone, kBackToBack };
 inline int calls_per_run(Calls c) { return c == Calls::kBackToBack ? kBackToBackCalls : 1; }
-inline Timing per_call(Timing t, int calls) {
-  t.ms_median /= calls;
-  t.ms_min /= calls;
-  return t;
-}
 
-// Poison the outputs, run once, check; time `run`; check the last timed result
-// again. A failed check prints its detail as a note. The row has role "step".
-template <class Run, class Poison, class Verify>
-Result measure(Report& report, const CommonOptions& opt, const std::string& name, int64_t n,
-               double bytes, Run&& run, Poison&& poison, Verify&& verify) {
-  poison();
-  run();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  const Verdict first = verify();
-  const Timing t = time_gpu(opt, run);
-  const Verdict last = verify();
-  if (!first.ok)
-    report.note(name + ": " + first.detail);
-  else if (!last.ok)
-    report.note(name + " (last timed run): " + last.detail);
-  Result r{name, n, bytes, t, first.ok && last.ok};
-  if (last.rel_error > 0) r.extra["rel_error"] = last.rel_error;
-  return r;
+// A row of the track, measured by bench::measure (common/bench/protocol.h): `d` is
+// the data (poison(), reseed(seed) and its seed), `verdict` the check of the last call.
+template <class Data, class Check>
+struct RowData {
+  const Data& d;
+  Check verdict;
+  void poison() const { d.poison(); }
+  Verdict check() const { return verdict(); }
+  bool reseed(uint64_t s) const {
+    d.reseed(s);
+    return true;
+  }
+  uint64_t seed() const { return d.seed; }
+};
+template <class Data, class Check>
+RowData<Data, Check> row_data(const Data& d, Check check) {
+  return {d, check};
 }
 
 // Tracks the first few mismatches of a check that runs on many host threads.
@@ -175,7 +167,7 @@ class Mismatches {
     worst_ = std::max(worst_, e);
   }
   Verdict verdict() const {
-    Verdict v{count_ == 0, what_, worst_};
+    Verdict v{count_ == 0, what_, worst_ > 0 ? worst_ : NAN};
     if (count_ > 1) v.detail += " (" + std::to_string(count_) + " elements wrong)";
     return v;
   }
@@ -361,8 +353,8 @@ inline Tile pick_tile(const std::string& rows, const std::string& block, int own
 template <class T>
 struct ScanData {
   int64_t n = 0;
-  uint64_t seed = 0;
-  uint64_t digest = 0;  // of the input as written
+  mutable uint64_t seed = 0;    // of the input's contents (reseed changes them)
+  mutable uint64_t digest = 0;  // of the input as written
   DeviceBuffer<T> in, out, partials;
   DeviceBuffer<unsigned long long> state;
 
@@ -371,9 +363,14 @@ struct ScanData {
     out.allocate(n);
     partials.allocate(ceil_div(n, 32) + 64);
     state.allocate(ceil_div(n, kMinTile) + 1);
+    reseed(s);
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  // New contents from another seed (--graded-timing); the checks follow the seed.
+  void reseed(uint64_t s) const {
+    seed = s;
     fill(in.get(), n, seed);
     digest = device_digest(in.get(), in.bytes());
-    CUDA_CHECK(cudaDeviceSynchronize());
   }
   ScanCall<T> call(bool inclusive, Tile t, cudaStream_t stream = nullptr) const {
     return {in.get(), out.get(),      n,           inclusive, t.rows,
@@ -423,18 +420,19 @@ std::string describe(const Step& s, int64_t n, bool inclusive, Tile t) {
 // One checked run of a step: one PASS/FAIL line.
 template <class T>
 bool verify(Report& report, const Step& s, const ScanData<T>& d, bool inclusive, Tile t) {
-  d.poison();
-  const int64_t tickets = launcher<T>(s)(d.call(inclusive, t));
-  CUDA_CHECK(cudaDeviceSynchronize());
-  const Verdict v = d.check(inclusive, s.depth(d.n, t.rows, t.block), tickets);
+  int64_t tickets = 0;
+  const ScanCall<T> call = d.call(inclusive, t);
+  const Verdict v = bench::check_once(
+      row_data(d, [&] { return d.check(inclusive, s.depth(d.n, t.rows, t.block), tickets); }),
+      [&] { tickets = launcher<T>(s)(call); });
   report.check(v.ok, s.name + describe<T>(s, d.n, inclusive, t), v.detail);
   return v.ok;
 }
 
 // One step, measured: its row (extra rows, block, items where it has a tile).
 template <class T>
-Result measure_step(Report& report, const CommonOptions& opt, const Step& s, const ScanData<T>& d,
-                    bool inclusive, Tile t, Calls calls = Calls::kAlone) {
+Result measure_step(const CommonOptions& opt, const Step& s, const ScanData<T>& d, bool inclusive,
+                    Tile t, Calls calls = Calls::kAlone) {
   const ScanLaunch<T> launch = launcher<T>(s);
   const ScanCall<T> call = d.call(inclusive, t);
   int64_t tickets = 0;
@@ -442,10 +440,10 @@ Result measure_step(Report& report, const CommonOptions& opt, const Step& s, con
     for (int k = 0; k < calls_per_run(calls); ++k) tickets = launch(call);
   };
   const CommonOptions o = s.traits & kSlow ? slow_options(opt) : opt;
-  Result r = measure(
-      report, o, s.name, d.n, scan_bytes<T>(d.n), run, [&] { d.poison(); },
-      [&] { return d.check(inclusive, s.depth(d.n, t.rows, t.block), tickets); });
-  r.timing = per_call(r.timing, calls_per_run(calls));
+  const bench::Row row{s.name, d.n, scan_bytes<T>(d.n), calls_per_run(calls)};
+  Result r = bench::measure(
+      o, row,
+      row_data(d, [&] { return d.check(inclusive, s.depth(d.n, t.rows, t.block), tickets); }), run);
   r.note = scan_note<T>(inclusive);
   if (s.traits & kTile) {
     r.extra["tile_rows"] = t.rows;
@@ -481,18 +479,16 @@ class CubScan {
 // CUB's row, role "vendor". CUB does not document its order of additions; the float
 // bound assumes a look-back over tiles of at least 1024 elements.
 template <class T>
-Result measure_cub(Report& report, const CommonOptions& opt, const ScanData<T>& d, bool inclusive,
+Result measure_cub(const CommonOptions& opt, const ScanData<T>& d, bool inclusive,
                    Calls calls = Calls::kAlone) {
   const CubScan<T> cub(d, inclusive);
   const auto run = [&] {
     for (int k = 0; k < calls_per_run(calls); ++k) cub();
   };
   const int64_t depth = 2 * ceil_div(d.n, 1024) + 128;
-  Result r = measure(
-      report, opt, "cub", d.n, scan_bytes<T>(d.n), run, [&] { d.poison(); },
-      [&] { return d.check(inclusive, depth, 0); });
-  r.timing = per_call(r.timing, calls_per_run(calls));
-  r.role = "vendor";
+  const bench::Row row{"cub", d.n, scan_bytes<T>(d.n), calls_per_run(calls), false, "vendor"};
+  Result r =
+      bench::measure(opt, row, row_data(d, [&] { return d.check(inclusive, depth, 0); }), run);
   r.note = scan_note<T>(inclusive);
   return r;
 }
@@ -584,7 +580,7 @@ Tile sweep_tiles(Report& report, const CommonOptions& opt, const Step& s, const 
   double best_gbps = -1;
   for (int rows : c.sweep_rows)
     for (int block : c.sweep_blocks) {
-      Result r = measure_step<T>(report, sweep_options(opt), s, d, true, {rows, block});
+      Result r = measure_step<T>(sweep_options(opt), s, d, true, {rows, block});
       r.variant = std::string(s.name) + "-sweep";
       r.role = "sweep";
       report.add(r);
@@ -624,7 +620,7 @@ void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu,
   Tile tuned{};
   {
     const ScanData<T> d(o.n, opt.seed);
-    Result cub = measure_cub<T>(report, opt, d, true);
+    Result cub = measure_cub<T>(opt, d, true);
     {
       const CubScan<T> once(d, true);
       add_census<T>(report, cub, d, kCensusRuns, [&] { once(); });
@@ -645,33 +641,32 @@ void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu,
     }
     for (const Step& s : steps) {
       const Tile t = tile_of(s, tuned);
-      Result r = measure_step<T>(report, opt, s, d, true, t);
+      Result r = measure_step<T>(opt, s, d, true, t);
       add_census<T>(report, r, d, s.traits & kSlow ? kSlowCensusRuns : kCensusRuns,
                     [&] { launcher<T>(s)(d.call(true, t)); });
       report.add(r);
     }
-    report.add(measure_cub<T>(report, opt, d, false));
+    report.add(measure_cub<T>(opt, d, false));
     for (const Step& s : steps)
-      if (s.traits & kGoal)
-        report.add(measure_step<T>(report, opt, s, d, false, tile_of(s, tuned)));
+      if (s.traits & kGoal) report.add(measure_step<T>(opt, s, d, false, tile_of(s, tuned)));
   }
   if (!every) return;
   const double need = kScanBytesPerElement<T> * static_cast<double>(kBigN);
   if (fits_message("n", kBigN, kScanBytesPerElement<T>, 0, gpu.info.free_bytes * kFitFraction)
           .empty()) {
     const ScanData<T> d(kBigN, opt.seed);
-    report.add(measure_cub<T>(report, opt, d, true));
+    report.add(measure_cub<T>(opt, d, true));
     for (const Step& s : steps)
-      if (s.traits & kGoal) report.add(measure_step<T>(report, opt, s, d, true, tile_of(s, tuned)));
+      if (s.traits & kGoal) report.add(measure_step<T>(opt, s, d, true, tile_of(s, tuned)));
   } else {
     report.note("no 2^30 rows: they need " + std::to_string(need / 1e9) + " GB of device memory");
   }
   const ScanData<T> d(kLatencyN, opt.seed);
   for (Calls calls : {Calls::kAlone, Calls::kBackToBack}) {
-    std::vector<Result> rows = {measure_cub<T>(report, opt, d, true, calls)};
+    std::vector<Result> rows = {measure_cub<T>(opt, d, true, calls)};
     for (const Step& s : steps)
       if (s.traits & kGoal)
-        rows.push_back(measure_step<T>(report, opt, s, d, true, tile_of(s, tuned), calls));
+        rows.push_back(measure_step<T>(opt, s, d, true, tile_of(s, tuned), calls));
     for (Result& r : rows) {
       if (calls == Calls::kBackToBack) {
         r.problem = kLatencyProblem;

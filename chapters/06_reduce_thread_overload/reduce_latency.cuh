@@ -2,7 +2,7 @@
 // its bytes. CUB, every step and an empty kernel (the floor) are timed three ways
 // (Mode): alone, ten calls back to back, and the ten calls captured once into a CUDA
 // graph. The timed callable calls the launcher itself, or launches the graph of its
-// calls; around it runs the harness's protocol (rd::checked_timing: poison, one run,
+// calls; around it runs the protocol (sw::bench::measure, common/bench/protocol.h: poison, one run,
 // check; time; check again). Included once, by 06_reduce_thread_overload.cu, whose
 // main calls small_sums.
 #pragma once
@@ -109,7 +109,8 @@ inline void launch_empty(const rd::Sum& s) {
 // Its row: n 0, no bytes, always ok.
 inline sw::Result time_empty(const sw::CommonOptions& opt, Mode mode) {
   return in_mode(mode, launch_empty, rd::Sum{}, [&](int calls, auto run) {
-    return sw::Result{"empty-kernel", 0, 0.0, rd::per_call(sw::time_gpu(opt, run), calls), true};
+    return sw::Result{"empty-kernel", 0, 0.0, sw::bench::per_call(sw::time_gpu(opt, run), calls),
+                      true};
   });
 }
 

@@ -60,8 +60,8 @@ std::string keep_note(double keep) {
 
 // One row: the step (or CUB, step == nullptr), measured at `keep`. Bytes: the n
 // elements read, the kept ones written, the count.
-sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const Step* step,
-                   const CompactData& d, double keep, sc::Tile t) {
+sw::Result measure(const sw::CommonOptions& opt, const Step* step, const CompactData& d,
+                   double keep, sc::Tile t) {
   const KeepBelow k = keep_below(keep);
   const CompactCall call = d.call(k, t);
   int64_t tickets = 0;
@@ -72,11 +72,10 @@ sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const Step*
     else
       cub();
   };
-  sw::Result r = sc::measure(
-      report, opt, step ? step->name : "cub", d.n, 0.0, run, [&] { d.poison(); },
-      [&] { return d.check(k, tickets); });
+  const sw::bench::Row row{step ? step->name : "cub", d.n, 0.0, 1, false, step ? "step" : "vendor"};
+  sw::Result r =
+      sw::bench::measure(opt, row, sc::row_data(d, [&] { return d.check(k, tickets); }), run);
   r.bytes = 4.0 * d.n + 4.0 * static_cast<double>(sw::read(d.count.get())) + sizeof(Count);
-  r.role = step ? "step" : "vendor";
   r.note = keep_note(keep);
   if (step) r.extra = {{"tile_rows", t.rows}, {"block", t.block}, {"items", t.rows * kVec}};
   return r;
@@ -128,10 +127,11 @@ int main(int argc, char** argv) {
           ts.insert(ts.end(), {{1, 32}, {2, 64}});
         for (const sc::Tile& t : ts)
           for (double k : large&& keep < 0 ? std::vector<double>{0.5} : keeps) {
-            d.poison();
-            const int64_t tickets = s.launch(d.call(keep_below(k), t));
-            CUDA_CHECK(cudaDeviceSynchronize());
-            const sc::Verdict v = d.check(keep_below(k), tickets);
+            int64_t tickets = 0;
+            const CompactCall call = d.call(keep_below(k), t);
+            const sc::Verdict v = sw::bench::check_once(
+                sc::row_data(d, [&] { return d.check(keep_below(k), tickets); }),
+                [&] { tickets = s.launch(call); });
             report.check(v.ok,
                          std::string(s.name) + " " + keep_note(k) + " n=" + std::to_string(size) +
                              " rows=" + std::to_string(t.rows) +
@@ -151,8 +151,7 @@ int main(int argc, char** argv) {
     double best = -1;
     for (int r : tiles.sweep_rows)
       for (int b : tiles.sweep_blocks) {
-        sw::Result row =
-            measure(report, sc::sweep_options(opt), &kSteps.back(), d, kSweepKeep, {r, b});
+        sw::Result row = measure(sc::sweep_options(opt), &kSteps.back(), d, kSweepKeep, {r, b});
         row.variant = std::string(kSteps.back().name) + "-sweep";
         row.role = "sweep";
         report.add(row);
@@ -162,8 +161,8 @@ int main(int argc, char** argv) {
   }
   for (double k : keep >= 0 ? std::vector<double>{keep}
                             : std::vector<double>(std::begin(kKeeps), std::end(kKeeps))) {
-    report.add(measure(report, opt, nullptr, d, k, {}));
-    for (const Step& s : steps) report.add(measure(report, opt, &s, d, k, tuned));
+    report.add(measure(opt, nullptr, d, k, {}));
+    for (const Step& s : steps) report.add(measure(opt, &s, d, k, tuned));
   }
   return report.exit_code();
 }

@@ -237,16 +237,15 @@ int main(int argc, char** argv) {
         double best = -1;
         for (int r : tiles.sweep_rows)
           for (int b : tiles.sweep_blocks) {
-            sw::Result row =
-                ch18::measure(report, sc::sweep_options(opt), &kSteps.back(), d, ref, {r, b});
+            sw::Result row = ch18::measure(sc::sweep_options(opt), &kSteps.back(), d, ref, {r, b});
             row.variant = std::string(kSteps.back().name) + "-sweep";
             row.role = "sweep";
             report.add(row);
             if (row.ok && row.extra["gkeys_s"] > best) best = row.extra["gkeys_s"], tuned = {r, b};
           }
       }
-      report.add(ch18::measure(report, opt, nullptr, d, ref, {}));
-      for (const ch18::Step& s : steps) report.add(ch18::measure(report, opt, &s, d, ref, tuned));
+      report.add(ch18::measure(opt, nullptr, d, ref, {}));
+      for (const ch18::Step& s : steps) report.add(ch18::measure(opt, &s, d, ref, tuned));
     }
   }
   return report.exit_code();

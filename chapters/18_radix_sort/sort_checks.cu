@@ -48,6 +48,11 @@ SortData::SortData(int64_t size, bool with_values, Keys k, uint64_t s)
   scratch.allocate(2 * kDigits * (n / kMinTile + 1) + 2);
   digits.allocate(2 * kPasses * kDigits);
   state.allocate(kDigits * (n / kMinTile + 1) + 1);
+  reseed(s);
+}
+
+void SortData::reseed(uint64_t s) const {
+  seed = s;
   fill_keys<<<static_cast<unsigned>(
                   std::min<int64_t>(sw::ceil_div(n, kFillBlock), 8 * sw::sm_count())),
               kFillBlock>>>(keys_in.get(), values_in.get(), n, pattern, seed);
@@ -125,7 +130,8 @@ std::vector<uint64_t> reference_sort(Keys pattern, uint64_t seed, int64_t n) {
   return out;
 }
 
-sw::scan::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref, int64_t tickets) {
+sw::bench::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref,
+                              int64_t tickets) {
   sw::scan::Mismatches bad;
   const auto compare = [&](const uint32_t* device, const char* what, auto want) {
     sw::scan::for_each_piece(device, d.n, [&](const uint32_t* host, int64_t first, int64_t count) {
@@ -139,7 +145,7 @@ sw::scan::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref
   compare(d.keys_out.get(), "keys", [](uint64_t p) { return static_cast<uint32_t>(p >> 32); });
   if (d.pairs)
     compare(d.values_out.get(), "values", [](uint64_t p) { return static_cast<uint32_t>(p); });
-  sw::scan::Verdict v = bad.verdict();
+  sw::bench::Verdict v = bad.verdict();
   if (v.ok) v = sw::scan::tickets_drawn(d.state.get(), tickets);
   const bool kept =
       sw::device_digest(d.keys_in.get(), d.keys_in.bytes()) == d.keys_digest &&
@@ -148,8 +154,28 @@ sw::scan::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref
   return v;
 }
 
-sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const Step* step,
-                   const SortData& d, const std::vector<uint64_t>& ref, sw::scan::Tile t) {
+// A row's data as sw::bench::measure sees it. reseed (--graded-timing) writes new
+// keys and sorts them again on the host; the reference of the first seed is kept.
+struct SortRowData {
+  const SortData& d;
+  const std::vector<uint64_t>& ref;  // of first_seed
+  const int64_t& tickets;            // drawn by the last launch
+  uint64_t first_seed;
+  mutable std::vector<uint64_t> other;  // the reference of the current seed, if another
+  void poison() const { d.poison(); }
+  sw::bench::Verdict check() const {
+    return check_sort(d, d.seed == first_seed ? ref : other, tickets);
+  }
+  bool reseed(uint64_t s) const {
+    d.reseed(s);
+    if (s != first_seed) other = reference_sort(d.pattern, s, d.n);
+    return true;
+  }
+  uint64_t seed() const { return d.seed; }
+};
+
+sw::Result measure(const sw::CommonOptions& opt, const Step* step, const SortData& d,
+                   const std::vector<uint64_t>& ref, sw::scan::Tile t) {
   const SortCall call = d.call(t);
   int64_t tickets = 0;
   const CubSort cub(d);
@@ -160,10 +186,9 @@ sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const Step*
       cub();
   };
   const double bytes = 2.0 * (d.pairs ? 8 : 4) * static_cast<double>(d.n);
-  sw::Result r = sw::scan::measure(
-      report, opt, step ? step->name : "cub", d.n, bytes, run, [&] { d.poison(); },
-      [&] { return check_sort(d, ref, tickets); });
-  r.role = step ? "step" : "vendor";
+  const sw::bench::Row row{step ? step->name : "cub", d.n, bytes, 1, false,
+                           step ? "step" : "vendor"};
+  sw::Result r = sw::bench::measure(opt, row, SortRowData{d, ref, tickets, d.seed, {}}, run);
   r.problem = d.pairs ? "sort-pairs" : "sort-keys";
   r.note = keys_name(d.pattern);
   r.extra["gkeys_s"] = static_cast<double>(d.n) / (r.timing.ms_median * 1e6);
@@ -179,10 +204,10 @@ void verify(sw::Report& report, const std::vector<Step>& steps, int64_t n,
     for (bool pairs : kinds) {
       const SortData d(n, pairs, pattern, seed);
       for (const Step& s : steps) {
-        d.poison();
-        const int64_t tickets = s.launch(d.call(t));
-        CUDA_CHECK(cudaDeviceSynchronize());
-        const sw::scan::Verdict v = check_sort(d, ref, tickets);
+        int64_t tickets = 0;
+        const SortCall call = d.call(t);
+        const sw::bench::Verdict v = sw::bench::check_once(SortRowData{d, ref, tickets, d.seed, {}},
+                                                           [&] { tickets = s.launch(call); });
         report.check(v.ok,
                      std::string(s.name) + (pairs ? " pairs " : " keys ") + keys_name(pattern) +
                          " n=" + std::to_string(n) + " rows=" + std::to_string(t.rows) +

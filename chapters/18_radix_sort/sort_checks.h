@@ -76,12 +76,13 @@ struct SortData {
   int64_t n;
   bool pairs;
   Keys pattern;
-  uint64_t seed, keys_digest = 0, values_digest = 0;
+  mutable uint64_t seed, keys_digest = 0, values_digest = 0;  // of the input (reseed changes it)
   sw::DeviceBuffer<uint32_t> keys_in, values_in, keys_out, values_out, keys_tmp, values_tmp;
   sw::DeviceBuffer<Count> scratch, digits, state;
 
   SortData(int64_t size, bool with_values, Keys k, uint64_t s);
   SortCall call(sw::scan::Tile t, cudaStream_t stream = nullptr) const;
+  void reseed(uint64_t s) const;  // new keys (and values) from another seed
   void poison() const;
 };
 
@@ -95,12 +96,12 @@ std::vector<uint64_t> reference_sort(Keys pattern, uint64_t seed, int64_t n);
 
 // The output (keys, and values when pairs) against the reference, the tickets of
 // the last launch, and the input unchanged.
-sw::scan::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref, int64_t tickets);
+sw::bench::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref, int64_t tickets);
 
 // One row: the step, or CUB (step == nullptr), on d against ref. Bytes: one read and
 // one write of every key (and value); extra gkeys_s: keys (or pairs) per ns.
-sw::Result measure(sw::Report& report, const sw::CommonOptions& opt, const Step* step,
-                   const SortData& d, const std::vector<uint64_t>& ref, sw::scan::Tile t);
+sw::Result measure(const sw::CommonOptions& opt, const Step* step, const SortData& d,
+                   const std::vector<uint64_t>& ref, sw::scan::Tile t);
 
 // --verify-only at one size: every step on every pattern, keys and (or) pairs, at
 // tile `t`: one PASS/FAIL line each.
