@@ -137,6 +137,14 @@ void Cli::add_number(const std::string& name, double* target, double lo, double 
   options_.push_back(ranged_option<double>(name, target, lo, hi, help, parse_number, "a number"));
 }
 
+void Cli::without(const std::string& name) {
+  for (size_t i = 0; i < options_.size(); ++i)
+    if (options_[i].name == name) {
+      options_.erase(options_.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+}
+
 void Cli::add_flag(const std::string& name, bool* target, const std::string& help) {
   Option o;
   o.name = name;

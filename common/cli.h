@@ -76,6 +76,10 @@ class Cli {
   void add_variant(std::string* target, const std::vector<std::string>& steps,
                    const std::string& help, const std::vector<std::string>& extra = {});
 
+  // Takes a common option away from a program it does not apply to (e.g. --graded-timing
+  // from a CPU-only program): it becomes an unknown option (exit 2), and --help leaves it out.
+  void without(const std::string& name);
+
   // The common options' defaults, to change before parse (e.g. fewer reps for slow CPU work).
   CommonOptions& defaults() { return common_; }
   bool help_requested() const { return help_requested_; }

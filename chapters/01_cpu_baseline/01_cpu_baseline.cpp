@@ -116,6 +116,7 @@ int main(int argc, char** argv) {
   cli.add_int("--rows", &rows, 1, int64_t{1} << 20, "rows of the matrix to transpose");
   cli.add_int("--cols", &cols, 1, int64_t{1} << 20, "columns of the matrix to transpose");
   cli.set_steps(step_names());
+  cli.without("--graded-timing");  // the lab grader's GPU timing: no GPU here
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
   sw::Report report(opt, 0.0, "01", "sum");
 

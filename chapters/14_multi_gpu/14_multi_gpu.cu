@@ -130,6 +130,7 @@ sw::Cli make_cli(Options* o) {
     if (std::string(s.role) == "step") steps.push_back(s.name);
   steps.push_back("ipc-ring");  // Part 3's
   cli.set_steps(steps);
+  cli.without("--graded-timing");  // its timing spans several GPUs; no lab grades it
   return cli;
 }
 

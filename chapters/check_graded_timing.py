@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Every program honours --graded-timing, or rejects it with exit 2.
+
+usage: check_graded_timing.py PROGRAM [ARGS...]
+
+The lab grader times a student's step with --graded-timing: every timed call on new
+input, poisoned and checked, the device idle at the end of each window
+(common/bench/protocol.h). A program that accepted the option and timed the
+ordinary way would grade a cheat as a pass (the scan track did, until the protocol
+was written once). This test runs PROGRAM --graded-timing --json --reps 2 --warmup 1
+ARGS (ARGS keep the run short) and passes when
+  - the program exits 2 with one line naming --graded-timing (it does not offer it), or
+  - it exits 0 and every measured row (n > 0, a GPU role: not "cpu" or "lesson")
+    carries the graded timing's record (extra graded_wrong), with at least one row.
+Exit 77 (no GPU) is passed on as a skip; with REQUIRE_GPU=1 the program fails instead.
+"""
+import json
+import subprocess
+import sys
+
+SKIP = 77
+HOST_ROLES = ("cpu", "lesson")
+
+
+def rows_without_graded(stdout):
+    rows, missing = 0, []
+    for line in stdout.splitlines():
+        if not line.startswith('{"record":"result"'):
+            continue
+        r = json.loads(line)
+        if r.get("n", 0) <= 0 or r.get("role") in HOST_ROLES:
+            continue
+        rows += 1
+        if "graded_wrong" not in (r.get("extra") or {}):
+            missing.append(f'{r["variant"]} ({r.get("problem", "")}, {r.get("note", "")}, n={r["n"]})')
+    return rows, missing
+
+
+def main():
+    program, args = sys.argv[1], sys.argv[2:]
+    cmd = [program, "--graded-timing", "--json", "--reps", "2", "--warmup", "1"] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if p.returncode == SKIP:
+        print(p.stdout + p.stderr, end="")
+        return SKIP
+    if p.returncode == 2:
+        lines = p.stderr.strip().splitlines()
+        if len(lines) == 1 and "--graded-timing" in lines[0]:
+            print(f"PASS {program}: --graded-timing is rejected: {lines[0]}")
+            return 0
+        print(f"FAIL {program}: exit 2 without one line naming --graded-timing:\n{p.stderr}")
+        return 1
+    if p.returncode != 0:
+        print(f"FAIL {' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-4000:]}{p.stderr[-4000:]}")
+        return 1
+    rows, missing = rows_without_graded(p.stdout)
+    if rows == 0:
+        print(f"FAIL {' '.join(cmd)}: no measured row")
+        return 1
+    if missing:
+        print(f"FAIL {program} ignores --graded-timing: {len(missing)} of {rows} rows were timed the "
+              "ordinary way:\n  " + "\n  ".join(missing))
+        return 1
+    print(f"PASS {program}: {rows} rows, every one graded")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
