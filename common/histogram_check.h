@@ -54,16 +54,4 @@ bench::Verdict checked_twice(const Data& data, Run&& run) {
   return again;
 }
 
-// The older form, chapter 15's until it moves onto bench::measure: poison the output,
-// run, check; run again WITHOUT poisoning and check again. check(first) compares the
-// output with the reference; `first` says which run it follows.
-template <class Poison, class Run, class Check>
-bool checked_twice(Poison&& poison, Run&& run, Check&& check) {
-  poison();
-  run();
-  const bool ok = check(true);
-  run();
-  return check(false) && ok;
-}
-
 }  // namespace sw
