@@ -1,8 +1,17 @@
 // What every histogram chapter's checks share (07 and 08 through histogram_harness.h,
-// and 15): the 64-bit totals a kernel counts into, and the protocol of a checked run.
+// and 15): the 64-bit totals a kernel counts into, the comparison of totals with the
+// reference (a bench::Verdict naming the first wrong bin), and the check of
+// --verify-only (checked_twice). Their timed rows go through sw::bench::measure
+// (common/bench/protocol.h). CUDA only: include it from .cu files.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
+#include <string>
+
+#include "common/bench/protocol.h"
+#include "common/check.h"
 
 namespace sw {
 
@@ -10,17 +19,39 @@ namespace sw {
 using HistCount = unsigned long long;
 static_assert(sizeof(HistCount) == sizeof(uint64_t), "HistCount must be 64 bits");
 
-// The protocol of every checked run, the chapters' steps and CUB alike: poison the
-// output, run, check; run again WITHOUT poisoning and check again (a kernel that
-// adds onto the last run's counts instead of zeroing them fails). check(first)
-// compares the output with the reference; `first` says which run it follows.
-template <class Poison, class Run, class Check>
-bool checked_twice(Poison&& poison, Run&& run, Check&& check) {
-  poison();
+// `bins` totals against the reference, exactly. The detail names the first wrong bin
+// and how many are wrong: "bin[7]: got 3, want 4 (12 bins wrong)".
+template <class Got>
+bench::Verdict compare_bins(const char* what, const Got* got, const uint64_t* want, int64_t bins) {
+  bench::Verdict v;
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < bins; ++i) {
+    if (static_cast<uint64_t>(got[i]) == want[i]) continue;
+    if (wrong++ == 0)
+      v.detail = std::string(what) + "[" + std::to_string(i) + "]: got " +
+                 std::to_string(static_cast<uint64_t>(got[i])) + ", want " +
+                 std::to_string(want[i]);
+  }
+  v.ok = wrong == 0;
+  if (wrong > 1) v.detail += " (" + std::to_string(wrong) + " bins wrong)";
+  return v;
+}
+
+// The check of --verify-only, where no timed run follows: bench::check_once (poison
+// the outputs, run, check), then one more run WITHOUT poisoning, checked again (a
+// kernel that adds onto the last run's counts instead of zeroing them fails). In a
+// benchmark bench::measure does the second half: its warm-up and timed runs are not
+// poisoned, and it checks the last one (with --graded-timing it poisons and checks
+// every call). `data` is the row's bench data (poison, check, reseed, seed).
+template <class Data, class Run>
+bench::Verdict checked_twice(const Data& data, Run&& run) {
+  const bench::Verdict first = bench::check_once(data, run);
   run();
-  const bool ok = check(true);
-  run();
-  return check(false) && ok;
+  CUDA_CHECK(cudaDeviceSynchronize());
+  bench::Verdict again = data.check();
+  if (!first.ok) return first;
+  if (!again.ok) again.detail = "the second run, not poisoned: " + again.detail;
+  return again;
 }
 
 }  // namespace sw

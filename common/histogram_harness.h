@@ -3,7 +3,8 @@
 // the inputs with their CPU references, the checks, CUB as the vendor line, timing,
 // the distribution sweep, --file and the --verify-only sweep. Chapter 15's harness
 // uses its CUB line at any width and bin count (CubHistogramEven); the 64-bit totals
-// (sw::HistCount) and the protocol of a checked run are in histogram_check.h.
+// (sw::HistCount), the comparison of totals and --verify-only's checked_twice are in
+// histogram_check.h.
 //
 //   namespace hg = sw::histogram;
 //   void launch_mine(const hg::Job& j) {  // the chapter's launcher, under its kernel
@@ -17,16 +18,27 @@
 //     return hg::run_chapter(argc, argv, chapter);
 //   }
 //
-// The timed call is the table's launcher itself: time_gpu's callable is
-// [&] { row.launch(job); }, and the launcher holds the <<<>>> (CUB's row: launch_cub,
-// which calls CUB). A launch zeroes `hist` itself (that is part of the job) and leaves
-// there 256 64-bit totals (HistCount), so no bin wraps at 2^32 equal bytes;
-// --verify-only --large proves it with 2^32 + 2^20 + 3 of them.
+// Every timed row goes through the one protocol, sw::bench::measure
+// (common/bench/protocol.h), with the row's data (RowData: the row's output to poison,
+// its check against the CPU histogram, new bytes from another seed for
+// --graded-timing). The timed callable is the table's launcher itself, and the
+// launcher holds the <<<>>> (CUB's row: launch_cub, which calls CUB):
+//   bench::measure(opt, row, RowData{data, v, decrement}, [&] { v.launch(job); });
+//   (measure_row) -> time_gpu (time_graded with --graded-timing) -> the lambda
+//   -> launch_<step> -> <<<>>>
+// A launch zeroes `hist` itself (that is part of the job) and leaves there 256 64-bit
+// totals (HistCount), so no bin wraps at 2^32 equal bytes; --verify-only --large
+// proves it with 2^32 + 2^20 + 3 of them.
 //
-// Every checked run follows one protocol: poison the output, run, compare
-// exactly with the CPU histogram, run again WITHOUT poisoning and compare again
-// (a kernel that adds onto the last run's counts instead of zeroing fails), then
-// time, and compare the last timed result once more.
+// A row's check compares its totals exactly with the CPU histogram and the input
+// with its digest (a kernel may only read it). The first check of an input's last
+// row (of every row with --file or --verify-only) also takes one count off the bin
+// of every byte (decrements_to_zero). bench::measure checks the first run
+// (poisoned), times, and checks the last timed run, which ran onto the earlier
+// runs' counts (a kernel that adds onto them instead of zeroing fails); with
+// --graded-timing it reseeds, poisons and checks every call instead. --verify-only
+// runs sw::checked_twice: a poisoned run, checked, then one more, not poisoned,
+// checked.
 #pragma once
 
 #include <sys/stat.h>
@@ -44,13 +56,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/bench/protocol.h"
 #include "common/check.h"
 #include "common/cli.h"
 #include "common/cub_calls.h"
 #include "common/cuda_utils.cuh"
 #include "common/data.h"
 #include "common/device.h"
-#include "common/gpu_timer.h"
 #include "common/histogram_check.h"
 #include "common/parallel.h"
 #include "common/report.h"
@@ -178,8 +190,9 @@ inline void histogram_reference(const uint8_t* bytes, int64_t n, uint64_t out[kB
 }
 
 // The seed's check, independent of histogram_cpu: take one count off the bin of
-// every byte; every bin must end at exactly zero. Prints the first bins that do not.
-inline bool decrements_to_zero(const HistCount got[kBins], const uint8_t* bytes, int64_t n) {
+// every byte; every bin must end at exactly zero. Returns "" when they do, else
+// names the first bin that does not: "decrement-to-zero: bin 7 ends at -1 (3 bins)".
+inline std::string decrements_to_zero(const HistCount got[kBins], const uint8_t* bytes, int64_t n) {
   uint64_t left[kBins];
   for (int i = 0; i < kBins; ++i) left[i] = got[i];
   std::mutex m;
@@ -193,12 +206,14 @@ inline bool decrements_to_zero(const HistCount got[kBins], const uint8_t* bytes,
       },
       kHostGrain);
   int bad = 0;
+  std::string first;
   for (int i = 0; i < kBins; ++i) {
     if (left[i] == 0) continue;
-    if (bad++ < 5)
-      std::printf("  decrement-to-zero: bin %d ends at %lld\n", i, static_cast<long long>(left[i]));
+    if (bad++ == 0)
+      first = "decrement-to-zero: bin " + std::to_string(i) + " ends at " +
+              std::to_string(static_cast<long long>(left[i]));
   }
-  return bad == 0;
+  return bad > 1 ? first + " (" + std::to_string(bad) + " bins)" : first;
 }
 
 // --- the rows: the chapter's steps and CUB --------------------------------------------
@@ -342,24 +357,24 @@ class HistData {
   const std::string& note() const { return note_; }
   const uint64_t* want() const { return want_; }
 
-  // Exact comparison with the CPU reference; `decrement` adds the seed's check.
-  bool check(const std::vector<HistCount>& got, bool decrement) const {
-    bool ok =
-        count_mismatches("bin", reinterpret_cast<const uint64_t*>(got.data()), want_, kBins) == 0;
-    if (decrement) ok = decrements_to_zero(got.data(), host_.get(), n_) && ok;
-    return ok;
+  // A row's totals against the CPU reference, exactly (`decrement` adds the seed's
+  // check), and the input as generated or uploaded (a kernel may only read it). The
+  // detail names what failed first, then anything else: "bin[7]: got 3, want 4;
+  // input changed: ...".
+  bench::Verdict check(const std::vector<HistCount>& got, bool decrement) const {
+    bench::Verdict v = compare_bins("bin", got.data(), want_, kBins);
+    const auto fail = [&v](const std::string& why) {
+      v.detail += (v.ok ? "" : "; ") + why;
+      v.ok = false;
+    };
+    if (decrement) {
+      const std::string left = decrements_to_zero(got.data(), host_.get(), n_);
+      if (!left.empty()) fail(left);
+    }
+    if (!input_kept()) fail("input changed: the kernel wrote into its input");
+    return v;
   }
-  // The input as generated or uploaded: a kernel may only read it.
   bool input_kept() const { return device_digest(device(), static_cast<size_t>(n_)) == digest_; }
-
-  // checked_twice, then the input (a kernel may only read it). The decrement check
-  // runs on the first result.
-  bool run_and_check(const Row& v, bool decrement) const {
-    const Job job = v.job(device(), n_);
-    return checked_twice([&] { v.poison(); }, [&] { v.launch(job); },
-                         [&](bool first) { return check(v.read(), first && decrement); }) &&
-           input_kept();
-  }
 
  private:
   uint8_t* writable() { return device_.get() + offset_; }
@@ -387,6 +402,34 @@ class HistData {
   bool generated_ = false;
 };
 
+// --- a row on the current input, as the protocol sees it ------------------------------
+
+// A row's data for bench::measure and checked_twice (common/bench/protocol.h): the
+// row's output to poison, its totals and the input checked by HistData::check (the
+// decrement check in the first check only, when `decrement`), and new bytes from
+// another seed for --graded-timing (reseed: false for an uploaded file, whose bytes
+// stay). Reseeding keeps the bytes' address, so a Job made before stays valid.
+struct RowData {
+  HistData& data;
+  const Row& row;
+  mutable bool decrement;  // the next check adds the decrement check; it runs once
+  void poison() const { row.poison(); }
+  bench::Verdict check() const {
+    const bool first = decrement;
+    decrement = false;
+    return data.check(row.read(), first);
+  }
+  bool reseed(uint64_t s) const { return data.reseed(s); }
+  uint64_t seed() const { return data.seed(); }
+};
+
+// --verify-only's check of one row on the current input: sw::checked_twice, the
+// decrement check on the first run.
+inline bench::Verdict verify_row(HistData& data, const Row& v) {
+  const Job job = v.job(data.device(), data.n());
+  return checked_twice(RowData{data, v, true}, [&] { v.launch(job); });
+}
+
 // --- benchmark -------------------------------------------------------------------
 
 // The reps of a slow step: at most kSlowReps after kSlowWarmup.
@@ -399,40 +442,31 @@ inline CommonOptions reps_for(const Row& v, const CommonOptions& opt) {
   return v.slow ? slow_reps(opt) : opt;
 }
 
-// Checks one row on the current input (run_and_check), times it, checks the
-// last timed result again, and reports it. Bytes moved: the input once, the 256
-// 64-bit totals once. The row's note is the input; `extra` adds the sweep's p.
+// One row on the current input, measured by bench::measure with the row's
+// reps (reps_for) and not yet reported: the timed callable is the row's launcher.
+// Bytes moved: the input once, the 256 64-bit totals once.
+inline Result measure_row(const CommonOptions& opt, HistData& data, const Row& v, bool decrement,
+                          const std::string& role) {
+  const Job job = v.job(data.device(), data.n());
+  const bench::Row row{v.name, data.n(), static_cast<double>(data.n()) + kHistBytes,
+                       1,      false,    role};
+  return bench::measure(reps_for(v, opt), row, RowData{data, v, decrement}, [&] { v.launch(job); });
+}
+
+// One row on the current input, measured (measure_row) and reported. The row's note
+// is the input; `extra` adds the sweep's p, and a start past an aligned address adds
+// offset.
 inline void bench(Report& report, const CommonOptions& opt, HistData& data, const Row& v,
-                  bool decrement, const std::string& role, std::map<std::string, double> extra) {
+                  bool decrement, const std::string& role,
+                  const std::map<std::string, double>& extra) {
   if (data.n() > v.max_n) {
     report.note(v.name + " skipped on " + data.note() + ": it takes at most " +
                 std::to_string(v.max_n) + " bytes");
     return;
   }
-  bool ok = data.run_and_check(v, decrement);
-  const Job job = v.job(data.device(), data.n());  // reseeding keeps the bytes' address
-  Timing t;
-  if (opt.graded_timing) {  // new bytes and a check for every call (an uploaded file keeps its
-                            // bytes)
-    const uint64_t seed = data.seed();
-    const GradedTiming g = time_graded(
-        reps_for(v, opt), [&] { v.launch(job); },
-        [&](int k) {
-          data.reseed(graded_seed(seed, k));
-          v.poison();
-        },
-        [&](int) { return data.check(v.read(), false) && data.input_kept(); });
-    data.reseed(seed);
-    t = g.timing;
-    note_graded(g, &extra, &ok);
-  } else {
-    t = time_gpu(reps_for(v, opt), [&] { v.launch(job); });
-    ok = data.check(v.read(), false) && data.input_kept() && ok;
-  }
-  Result r{v.name, data.n(), static_cast<double>(data.n()) + kHistBytes,
-           t,      ok,       role.empty() ? v.role : role};
+  Result r = measure_row(opt, data, v, decrement, role.empty() ? v.role : role);
   r.note = data.note();
-  r.extra = std::move(extra);
+  for (const auto& e : extra) r.extra[e.first] = e.second;
   if (data.offset() != 0) r.extra["offset"] = static_cast<double>(data.offset());
   report.add(r);
 }
@@ -449,10 +483,14 @@ inline void bench_input(Report& report, const CommonOptions& opt, HistData& data
 // --- --file -------------------------------------------------------------------------
 
 // Histograms the file in chunks of at most kFileChunkBytes (a file larger than
-// device memory streams through). Each row is checked on every chunk; its
-// chunk totals add up on the host in 64 bits and must equal the file's CPU
-// histogram. Without --verify-only, each chunk is also timed (the disk and the
-// host-to-device copy are not) and the times add up.
+// device memory streams through). Each row runs on every chunk: with --verify-only
+// checked (verify_row), else measured (measure_row: bench::measure on the chunk, with
+// --graded-timing every call on the chunk's bytes, since a file cannot be reseeded,
+// its output poisoned and checked). The row's chunk totals add up on the host in 64
+// bits and must equal the file's CPU histogram. Each chunk is another input on the
+// device, so a row's time is the sum of one bench::measure per chunk (the disk and
+// the host-to-device copy are not timed); their extras add up too, and graded_gaps
+// is 1 when any chunk had a gap.
 inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& gpu,
                           const std::string& program, const HistOptions& h,
                           const std::vector<Row>& all) {
@@ -461,10 +499,12 @@ inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& g
   HistData data(gpu, "--file chunk", chunk);
   FILE* f = std::fopen(h.file.c_str(), "rb");
   if (!f) bad_file(program, h.file, std::string("cannot be opened: ") + std::strerror(errno));
-  struct Tally {
+  struct Tally {  // one row over the chunks
     uint64_t totals[kBins] = {};
     Timing time;
+    std::map<std::string, double> extra;
     bool ok = true;
+    std::string detail;  // the first failed chunk's
   };
   std::vector<Tally> tally(all.size());
   uint64_t want[kBins] = {};
@@ -483,14 +523,24 @@ inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& g
     for (size_t k = 0; k < all.size(); ++k) {
       const Row& v = all[k];
       Tally& t = tally[k];
-      t.ok = data.run_and_check(v, true) && t.ok;
-      if (!opt.verify_only) {
-        const Job job = v.job(data.device(), n);
-        const Timing tm = time_gpu(reps_for(v, opt), [&] { v.launch(job); });
-        t.time = {t.time.ms_median + tm.ms_median, t.time.ms_min + tm.ms_min, tm.reps};
+      bench::Verdict c;
+      if (opt.verify_only) {
+        c = verify_row(data, v);
+      } else {
+        const Result m = measure_row(opt, data, v, true, v.role);
+        c.ok = m.ok;
+        c.detail = m.detail;
+        t.time = {t.time.ms_median + m.timing.ms_median, t.time.ms_min + m.timing.ms_min,
+                  m.timing.reps};
+        for (const auto& e : m.extra)
+          t.extra[e.first] = e.first == "graded_gaps" ? std::max(t.extra[e.first], e.second)
+                                                      : t.extra[e.first] + e.second;
       }
-      const std::vector<HistCount> got = v.read();
-      t.ok = data.check(got, false) && data.input_kept() && t.ok;
+      if (!c.ok && t.ok)
+        t.detail =
+            size > chunk ? "chunk at byte " + std::to_string(done) + ": " + c.detail : c.detail;
+      t.ok = t.ok && c.ok;
+      const std::vector<HistCount> got = v.read();  // the last run's, checked above
       for (int i = 0; i < kBins; ++i) t.totals[i] += got[i];
     }
     done += n;
@@ -499,14 +549,22 @@ inline int histogram_file(Report& report, const CommonOptions& opt, const Gpu& g
   if (size > chunk)
     report.note("file of " + std::to_string(size) + " bytes in chunks of " + std::to_string(chunk) +
                 "; times add up the chunks' medians");
+  if (opt.graded_timing && !opt.verify_only)
+    report.note(
+        "--graded-timing on --file: every call runs on the same bytes (a file cannot be "
+        "reseeded), its output poisoned and checked");
   for (size_t k = 0; k < all.size(); ++k) {
-    const bool ok = tally[k].ok && count_mismatches("file bin", tally[k].totals, want, kBins) == 0;
+    const bench::Verdict total = compare_bins("file bin", tally[k].totals, want, kBins);
+    const bool ok = tally[k].ok && total.ok;
+    const std::string detail = tally[k].ok ? total.detail : tally[k].detail;
     if (opt.verify_only) {
-      report.check(ok, all[k].name + " file=" + h.file);
+      report.check(ok, all[k].name + " file=" + h.file, detail);
     } else {
       Result r{all[k].name,   size, static_cast<double>(size) + kHistBytes,
                tally[k].time, ok,   all[k].role};
       r.note = "file";
+      r.extra = tally[k].extra;
+      r.detail = detail;
       report.add(r);
     }
   }
@@ -556,9 +614,8 @@ inline int verify_histogram(Report& report, const CommonOptions& opt, const Gpu&
                        std::to_string(c.n) + " bytes, beyond 2^32");
     for (const Row& v : steps) {
       if (c.n > v.max_n) continue;
-      const bool ok = data.run_and_check(v, true);
-      report.check(ok, v.name + at,
-                   ok || data.input_kept() ? "" : "input changed: the kernel wrote into its input");
+      const bench::Verdict r = verify_row(data, v);
+      report.check(r.ok, v.name + at, r.detail);
     }
   }
   return report.exit_code();

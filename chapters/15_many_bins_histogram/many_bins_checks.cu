@@ -112,8 +112,10 @@ int verify(Context& c, const sw::Gpu& gpu, bool large) {
       const std::string at = " bins=" + std::to_string(bins) + " n=" + std::to_string(k.n) +
                              " offset=" + std::to_string(k.offset) + " " + in.note() +
                              " value_bits=" + std::to_string(k.bits);
-      for (const Row& r : rows_for(c, in, bins, false, true))
-        c.report.check(run_and_check(c, in, bins, want, r), r.label() + at);
+      for (const Row& r : rows_for(c, in, bins, false, true)) {
+        const sw::bench::Verdict v = run_and_check(c, in, bins, want, r);
+        c.report.check(v.ok, r.label() + at, v.detail);
+      }
     }
   }
   return c.report.exit_code();

@@ -1,16 +1,20 @@
-// Chapter 15's harness (see many_bins_harness.h): the input, the rows, and the
-// checked and timed run of a row.
+// Chapter 15's harness (see many_bins_harness.h): the input, the rows, and a row's
+// measured run. Every timed row goes through sw::bench::measure
+// (common/bench/protocol.h), and the timed callable is the row's launcher:
+//   bench() -> bench::measure(opt, row, data, [&] { launch(job); })
+//   -> time_gpu (time_graded with --graded-timing) -> the lambda -> launch_<step> -> <<<>>>
+// (CUB's row: launch_cub<T>, which calls CUB).
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <tuple>
+#include <utility>
 
+#include "common/bench/protocol.h"
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
 #include "common/data.h"
-#include "common/gpu_timer.h"
 #include "common/histogram_harness.h"
-#include "common/verify.h"
 #include "many_bins_harness.h"
 
 namespace ch15 {
@@ -44,7 +48,9 @@ void launch_cub(const Job& j) {
   CHECK_LAUNCH();
 }
 
-constexpr double kSlowRunMs = 20;  // a first run this slow is timed once more, not opt.reps times
+// A row whose measurement with one timed run (and no warm-up) takes longer than this
+// keeps that measurement instead of being measured again with opt.reps.
+constexpr double kSlowRunMs = 20;
 
 Job job_for(Context& c, const Input& in, uint32_t bins, int cluster) {
   return Job{in.device(), in.n(), in.bits(), bins, cluster, c.hist.get(), &c.ws, c.cub.get()};
@@ -60,7 +66,7 @@ Launch launcher(const Row& r, const Job& j) {
 // CUB's HistogramEven with the steps' levels: bins over [0, 2^16) for 16-bit values,
 // [0, 2^20) for 32-bit ones.
 void prepare_cub(Context& c, const Input& in, uint32_t bins) {
-  if (!c.cub) c.cub = std::make_shared<CubLines>();
+  if (!c.cub) c.cub = std::make_unique<CubLines>();
   dispatch_bits(in.bits(), [&](auto t) {
     using Cub = hg::CubHistogramEven<decltype(t)>;
     c.cub->of<decltype(t)>().prepare(static_cast<int>(bins),
@@ -68,52 +74,66 @@ void prepare_cub(Context& c, const Input& in, uint32_t bins) {
   });
 }
 
-void poison_row(Context& c, const Input& in, uint32_t bins, const Row& r) {
-  if (r.step) {
-    sw::poison(c.hist.get(), sizeof(HistCount) * bins);
-    c.ws.poison();
-  } else {
-    dispatch_bits(in.bits(), [&](auto t) { c.cub->of<decltype(t)>().poison(); });
-  }
-}
-bool matches(Context& c, const Input& in, uint32_t bins, const Row& r,
-             const std::vector<uint64_t>& want) {
-  const std::vector<HistCount> got =
-      r.step ? sw::read(c.hist.get(), bins)
-             : dispatch_bits(in.bits(), [&](auto t) { return c.cub->of<decltype(t)>().read(); });
-  return sw::count_mismatches("bin", reinterpret_cast<const uint64_t*>(got.data()), want.data(),
-                              static_cast<int64_t>(want.size())) == 0;
-}
+// A row's data for sw::bench::measure and sw::checked_twice: the row's output (and
+// the steps' workspace) to poison, its totals against the reference, and new values
+// from another seed for --graded-timing (reseed: Input::reseed, with the reference
+// of that seed; `want` stays the reference of the first seed).
+struct RowData {
+  Context& c;
+  Input& in;
+  uint32_t bins;
+  const Row& r;
+  const std::vector<uint64_t>& want;  // of first_seed
+  uint64_t first_seed;
+  mutable std::vector<uint64_t> other;  // the reference of the current seed, if another
 
-// sw::checked_twice with each run timed once: a first run slower than kSlowRunMs is
-// timed once more instead of opt.reps times. Then the timed runs, the last one
-// checked again.
-void bench(Context& c, const sw::CommonOptions& opt, const Input& in, uint32_t bins,
+  void poison() const {
+    if (r.step) {
+      sw::poison(c.hist.get(), sizeof(HistCount) * bins);
+      c.ws.poison();
+    } else {
+      dispatch_bits(in.bits(), [&](auto t) { c.cub->of<decltype(t)>().poison(); });
+    }
+  }
+  sw::bench::Verdict check() const {
+    const std::vector<HistCount> got =
+        r.step ? sw::read(c.hist.get(), bins)
+               : dispatch_bits(in.bits(), [&](auto t) { return c.cub->of<decltype(t)>().read(); });
+    const std::vector<uint64_t>& ref = in.seed() == first_seed ? want : other;
+    return sw::compare_bins("bin", got.data(), ref.data(), static_cast<int64_t>(ref.size()));
+  }
+  bool reseed(uint64_t s) const {
+    in.reseed(s);
+    if (s != first_seed) other = in.want(bins);
+    return true;
+  }
+  uint64_t seed() const { return in.seed(); }
+};
+
+// One row, measured by sw::bench::measure and reported: first with one timed run and
+// no warm-up, then, unless that run took longer than kSlowRunMs, again with opt's
+// reps (the first measurement is not reported then). The timed callable is the row's
+// launcher.
+void bench(Context& c, const sw::CommonOptions& opt, Input& in, uint32_t bins,
            const std::vector<uint64_t>& want, const Row& r, const std::string& role,
-           std::map<std::string, double> extra) {
+           const std::map<std::string, double>& extra) {
   if (!r.step) prepare_cub(c, in, bins);
   const Job job = job_for(c, in, bins, r.cluster);
   const Launch launch = launcher(r, job);
   const auto run = [&] { launch(job); };  // the timed call: the row's launcher
-  sw::CommonOptions once = opt;
-  once.reps = 1;
-  once.warmup = 0;
-  sw::Timing first;
-  bool ok = sw::checked_twice([&] { poison_row(c, in, bins, r); },
-                              [&] {
-                                const sw::Timing t = sw::time_gpu(once, run);
-                                if (first.reps == 0) first = t;
-                              },
-                              [&](bool) { return matches(c, in, bins, r, want); });
-  const sw::Timing t = sw::time_gpu(first.ms_median > kSlowRunMs ? once : opt, run);
-  ok = matches(c, in, bins, r, want) && ok;
+  const RowData data{c, in, bins, r, want, in.seed(), {}};
   const double bytes =
       static_cast<double>(in.n()) * (in.bits() / 8) + sizeof(HistCount) * static_cast<double>(bins);
   const std::string row_role = r.step ? role : (role == "step" ? "vendor" : role);  // CUB's
-  sw::Result res{r.name(), in.n(), bytes, t, ok, row_role};
+  const sw::bench::Row row{r.name(), in.n(), bytes, 1, false, row_role};
+  sw::CommonOptions once = opt;
+  once.reps = 1;
+  once.warmup = 0;
+  sw::Result res = sw::bench::measure(once, row, data, run);
+  if (res.timing.ms_median <= kSlowRunMs) res = sw::bench::measure(opt, row, data, run);
   res.problem = "histogram-" + std::to_string(bins);
   res.note = in.note();
-  res.extra = std::move(extra);
+  for (const auto& e : extra) res.extra[e.first] = e.second;
   res.extra["bins"] = bins;
   res.extra["value_bits"] = in.bits();
   if (r.step && r.step->clusters) {
@@ -122,11 +142,15 @@ void bench(Context& c, const sw::CommonOptions& opt, const Input& in, uint32_t b
   }
   if (in.offset()) res.extra["offset"] = static_cast<double>(in.offset());
   res.extra["gvalues_s"] =
-      t.ms_median > 0 ? static_cast<double>(in.n()) / (t.ms_median * 1e6) : 0.0;
+      res.timing.ms_median > 0 ? static_cast<double>(in.n()) / (res.timing.ms_median * 1e6) : 0.0;
   c.report.add(res);
 }
 
 }  // namespace
+
+Context::Context(const sw::CommonOptions& o, sw::Report& r, std::string variant)
+    : opt(o), report(r), only(std::move(variant)) {}
+Context::~Context() = default;
 
 Input::Input(const sw::Gpu& gpu, const std::string& option, int64_t max_n, int max_bits,
              double extra_per_value)
@@ -148,6 +172,7 @@ void Input::generate(int value_bits, int64_t n, const ValueSpec& spec, uint64_t 
                  static_cast<long long>(n));
     std::exit(sw::kExitFailed);
   }
+  seed_ = seed;
   fill_values(device_.get() + offset_ * (bits_ / 8), value_bits, n, seed, spec);
   CUDA_CHECK(cudaMemcpy(host_.get(), device(), static_cast<size_t>(n * (value_bits / 8)),
                         cudaMemcpyDeviceToHost));
@@ -174,16 +199,15 @@ std::vector<Row> rows_for(Context& c, const Input& in, uint32_t bins, bool with_
   return out;
 }
 
-bool run_and_check(Context& c, const Input& in, uint32_t bins, const std::vector<uint64_t>& want,
-                   const Row& r) {
+sw::bench::Verdict run_and_check(Context& c, Input& in, uint32_t bins,
+                                 const std::vector<uint64_t>& want, const Row& r) {
   if (!r.step) prepare_cub(c, in, bins);
   const Job job = job_for(c, in, bins, r.cluster);
   const Launch launch = launcher(r, job);
-  return sw::checked_twice([&] { poison_row(c, in, bins, r); }, [&] { launch(job); },
-                           [&](bool) { return matches(c, in, bins, r, want); });
+  return sw::checked_twice(RowData{c, in, bins, r, want, in.seed(), {}}, [&] { launch(job); });
 }
 
-void bench_all(Context& c, const sw::CommonOptions& opt, const Input& in, uint32_t bins,
+void bench_all(Context& c, const sw::CommonOptions& opt, Input& in, uint32_t bins,
                const std::string& role, bool all_sizes,
                const std::map<std::string, double>& extra) {
   const std::vector<uint64_t> want = in.want(bins);

@@ -1,8 +1,9 @@
 // Chapter 15's harness: one input of 16- or 32-bit values with the CPU's count of
 // every value, the rows that run on it at a bin count (CUB, then each step that fits
 // the job, a cluster step at each cluster size that fits), and a row's checked,
-// timed run. It stands on common/: CUB at any width and bin count
-// (sw::histogram::CubHistogramEven, histogram_harness.h), the protocol of a checked run
+// measured run. It stands on common/: CUB at any width and bin count
+// (sw::histogram::CubHistogramEven, histogram_harness.h), the one measurement protocol
+// (sw::bench::measure, common/bench/protocol.h), --verify-only's check
 // (sw::checked_twice) and the 64-bit totals (sw::HistCount, histogram_check.h).
 //
 //   ch15::Input in(gpu, "--n", n, 32, 2.0);   // room for n 32-bit values
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/bench/protocol.h"
 #include "common/cli.h"
 #include "common/device.h"
 #include "common/report.h"
@@ -39,6 +41,10 @@ class Input {
   Input(const sw::Gpu& gpu, const std::string& option, int64_t max_n, int max_bits,
         double extra_per_value);
   void generate(int value_bits, int64_t n, const ValueSpec& spec, uint64_t seed, int64_t offset);
+  // New values from another seed, and their counts (--graded-timing): the same width,
+  // size, distribution and offset, so the values stay at the same address.
+  void reseed(uint64_t seed) { generate(bits_, n_, spec_, seed, offset_); }
+  uint64_t seed() const { return seed_; }
 
   const void* device() const { return device_.get() + offset_ * (bits_ / 8); }
   template <class T>
@@ -60,19 +66,23 @@ class Input {
   int bits_ = 16;
   int64_t n_ = 0, offset_ = 0;
   ValueSpec spec_;
+  uint64_t seed_ = 0;
 };
 
 struct CubLines;  // CUB at each value width (many_bins_harness.cu)
 
 // What the rows share: the options, the report, the steps' workspace and output,
-// and CUB (made on its first row).
+// and CUB (made on its first row). Made and destroyed in many_bins_harness.cu, where
+// CubLines is complete.
 struct Context {
+  Context(const sw::CommonOptions& o, sw::Report& r, std::string variant);
+  ~Context();
   const sw::CommonOptions& opt;
   sw::Report& report;
   std::string only = "all";  // --variant: run this row only ("all": every one)
   Workspace ws;
   sw::DeviceBuffer<HistCount> hist{int64_t{1} << 20};
-  std::shared_ptr<CubLines> cub;
+  std::unique_ptr<CubLines> cub;
 };
 
 // One row: a step at one cluster size (0 for the others), or CUB (step == nullptr).
@@ -91,13 +101,16 @@ struct Row {
 std::vector<Row> rows_for(Context& c, const Input& in, uint32_t bins, bool with_cub,
                           bool all_sizes);
 
-// sw::checked_twice on one row: true when both runs leave exactly `want`.
-bool run_and_check(Context& c, const Input& in, uint32_t bins, const std::vector<uint64_t>& want,
-                   const Row& r);
+// --verify-only's check of one row: sw::checked_twice, both runs must leave exactly
+// `want` (the detail names the first wrong bin).
+sw::bench::Verdict run_and_check(Context& c, Input& in, uint32_t bins,
+                                 const std::vector<uint64_t>& want, const Row& r);
 
-// Every row at this bin count, checked, timed and reported (role "step" or "sweep";
-// CUB's rows are "vendor" where the steps' are "step"). `extra` adds the sweep's p.
-void bench_all(Context& c, const sw::CommonOptions& opt, const Input& in, uint32_t bins,
+// Every row at this bin count, measured by sw::bench::measure and reported (role
+// "step" or "sweep"; CUB's rows are "vendor" where the steps' are "step"). `extra`
+// adds the sweep's p. With --graded-timing the input is reseeded for every call and
+// restored after each row.
+void bench_all(Context& c, const sw::CommonOptions& opt, Input& in, uint32_t bins,
                const std::string& role, bool all_sizes,
                const std::map<std::string, double>& extra = {});
 
