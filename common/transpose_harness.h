@@ -20,7 +20,11 @@
 //   else
 //     sw::transpose::benchmark(report, blas, opt, table, {t.rows, t.cols}, opt.seed);
 //
-// The timed call runs step.launch(args), and the launcher holds the <<<>>>.
+// Every timed row goes through the one protocol, sw::bench::measure
+// (common/bench/protocol.h), and every --verify-only check through its first half,
+// sw::bench::check_once. The timed call runs step.launch(args) (kCacheLaunches times
+// back to back for the cache-resident rows), and the launcher holds the <<<>>>:
+//   time_gpu -> benchmark()'s `run` -> step.launch(args), e.g. launch_tiles<...> -> <<<>>>
 // run_float_chapter() below is that whole main() for a chapter of float kernels.
 // Checks are exact (bit for bit) against the input copied back from the GPU,
 // outputs are poisoned (NaN) before every checked run, and every shape of the
@@ -44,13 +48,13 @@
 #include <string>
 #include <vector>
 
+#include "common/bench/protocol.h"
 #include "common/check.h"
 #include "common/cli.h"
 #include "common/cublas_check.h"
 #include "common/cuda_utils.cuh"
 #include "common/data.h"
 #include "common/device.h"
-#include "common/gpu_timer.h"
 #include "common/parallel.h"
 #include "common/report.h"
 
@@ -292,10 +296,12 @@ struct Buffers {
   DeviceBuffer<T> in, out;
   PinnedBuffer<T> host_in, host_out;
   uint64_t digest = 0;  // of the input as written: a kernel that writes into `in` is caught
+  uint64_t seed = 0;    // of the input's contents
 
-  // New input for `shape` on the GPU; the host copy is what the checks compare with.
-  void prepare(Shape shape, uint64_t seed) {
-    fill(in.get(), shape.count(), seed);
+  // New input for `shape` on the GPU from `from`; the host copy is what the checks compare with.
+  void prepare(Shape shape, uint64_t from) {
+    seed = from;
+    fill(in.get(), shape.count(), from);
     CUDA_CHECK(
         cudaMemcpy(host_in.get(), in.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
     digest = device_digest(in.get(), shape.count() * sizeof(T));
@@ -418,12 +424,39 @@ std::string output_error(const Step<T>& step, const Buffers<T>& b, Shape s) {
   return "";
 }
 
+// One step on one shape as bench::measure and bench::check_once see it
+// (common/bench/protocol.h): the output to poison, the output copied back and
+// compared exactly (output_error: the output against the input, the input against
+// its digest), and new input contents from a seed (Buffers::prepare).
+template <class T>
+struct OutputData {
+  Buffers<T>& b;
+  const Step<T>& step;
+  Shape s;
+  void poison() const { b.poison_out(s); }
+  bench::Verdict check() const {
+    b.read_out(s);
+    const std::string error = output_error(step, b, s);
+    return {error.empty(), error};
+  }
+  bool reseed(uint64_t seed) const {
+    b.prepare(s, seed);
+    return true;
+  }
+  uint64_t seed() const { return b.seed; }
+};
+template <class T>
+OutputData<T> output_data(Buffers<T>& b, const Step<T>& step, Shape s) {
+  return {b, step, s};
+}
+
 // --- --verify-only -------------------------------------------------------------------------
 
 // Every step on every shape, in both layouts (rows x cols and cols x rows):
-// poison, run once, compare exactly. For the >2^31-element shapes (only_large),
-// cuBLAS is skipped (what we prove is our kernels' 64-bit indexing) and each shape
-// runs in the layout given: an 8 GiB shape costs seconds per check.
+// bench::check_once (poison, run once, compare exactly). For the >2^31-element
+// shapes (only_large), cuBLAS is skipped (what we prove is our kernels' 64-bit
+// indexing) and each shape runs in the layout given: an 8 GiB shape costs seconds
+// per check.
 template <class T>
 void verify(Report& report, const Blas& blas, const std::vector<Step<T>>& steps,
             const std::vector<Shape>& shapes, uint64_t seed, bool only_large = false) {
@@ -438,14 +471,12 @@ void verify(Report& report, const Blas& blas, const std::vector<Step<T>>& steps,
   const char* type = sizeof(T) == sizeof(float) ? "float" : "double";
   for (const Shape& s : cases) {
     b.prepare(s, seed);
+    const Args<T> args = b.args(s, blas);
     for (const Step<T>& step : steps) {
       if (only_large && !step.large) continue;
-      b.poison_out(s);
-      step.launch(b.args(s, blas));
-      CUDA_CHECK(cudaDeviceSynchronize());
-      b.read_out(s);
-      const std::string error = output_error(step, b, s);
-      report.check(error.empty(), step.name + " " + s.text() + " " + type, error);
+      const bench::Verdict v =
+          bench::check_once(output_data(b, step, s), [&] { step.launch(args); });
+      report.check(v.ok, step.name + " " + s.text() + " " + type, v.detail);
     }
   }
 }
@@ -467,12 +498,13 @@ void verify_large(Report& report, const Blas& blas, const Gpu& gpu,
 
 // --- the benchmark -------------------------------------------------------------------------
 
-// Times each step on one shape and checks its output. The output is poisoned
-// once before the warm-up and timed runs, and checked after them: an element that
-// no run wrote is still NaN. One timed run is `launches` calls of the step's
-// launcher back to back, the launcher holding the <<<>>> (or the cuBLAS call).
-// Every row carries its shape (extra rows, cols) and `note` (e.g. "double",
-// "cache-resident"); role_override (e.g. "sweep") replaces each step's role.
+// Times each step on one shape and checks its output, by bench::measure: poison,
+// one checked run, the timed runs, the last one checked again (with --graded-timing,
+// new input, poisoned output and a check for every call). One timed run is
+// `launches` calls of the step's launcher back to back, the launcher holding the
+// <<<>>> (or the cuBLAS call). Every row carries its shape (extra rows, cols) and
+// `note` (e.g. "double", "cache-resident"); role_override (e.g. "sweep") replaces
+// each step's role.
 template <class T>
 void benchmark(Report& report, const Blas& blas, const CommonOptions& opt,
                const std::vector<Step<T>>& steps, Shape s, uint64_t seed,
@@ -480,35 +512,20 @@ void benchmark(Report& report, const Blas& blas, const CommonOptions& opt,
                const std::string& problem = "", int launches = 1) {
   Buffers<T> b(s.count());
   b.prepare(s, seed);
-  const double moved =
-      2.0 * static_cast<double>(s.count()) * sizeof(T) * launches;  // read once, written once
+  // A row reports one whole timed run, as it always has: its time is that of the
+  // `launches` launches together (Row::calls = 1: measure divides by nothing) and its
+  // bytes are those of `launches` transposes, each reading the input once and writing
+  // the output once. GB/s is bytes over time either way; the median ms stays the time
+  // of one timed run, and n stays the elements of one transpose.
+  const double moved = 2.0 * static_cast<double>(s.count()) * sizeof(T) * launches;
   const Args<T> args = b.args(s, blas);
   for (const Step<T>& step : steps) {
     const auto run = [&] {
       for (int i = 0; i < launches; ++i) step.launch(args);
     };
-    Result r{step.name, s.count(), moved,
-             {},        true,      role_override.empty() ? step.role : role_override};
-    if (opt.graded_timing) {  // new input and a full check for every call
-      const GradedTiming g = time_graded(
-          opt, run,
-          [&](int k) {
-            b.prepare(s, graded_seed(seed, k));
-            b.poison_out(s);
-          },
-          [&](int) {
-            b.read_out(s);
-            return output_error(step, b, s).empty();
-          });
-      b.prepare(s, seed);
-      r.timing = g.timing;
-      note_graded(g, &r.extra, &r.ok);
-    } else {
-      b.poison_out(s);
-      r.timing = time_gpu(opt, run);
-      b.read_out(s);
-      r.ok = output_error(step, b, s).empty();
-    }
+    const std::string& role = role_override.empty() ? step.role : role_override;
+    const bench::Row row{step.name, s.count(), moved, /*calls=*/1, /*same_bits=*/false, role};
+    Result r = bench::measure(opt, row, output_data(b, step, s), run);
     r.extra["rows"] = static_cast<double>(s.rows);
     r.extra["cols"] = static_cast<double>(s.cols);
     if (launches > 1) r.extra["launches"] = launches;

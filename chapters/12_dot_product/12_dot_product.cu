@@ -25,8 +25,12 @@
 // Precision:     float accumulation against a double reference; the bound is
 //                gamma_depth * sum |x_i y_i| with the depth of each version below.
 // Files:         dot_problem.cuh (x and y in host and device memory, the events that
-//                split a call), dot_end_to_end.cuh (the four end-to-end versions); here
-//                the kernel-only versions, the error depths, the step table, the runs.
+//                split a call, DotData: what the measurement protocol checks),
+//                dot_end_to_end.cuh (the four end-to-end versions); here the kernel-only
+//                versions, the error depths, the step table, the runs.
+// Protocol:      every GPU row but the copy ceiling is measured by sw::bench::measure
+//                (common/bench/protocol.h): time_gpu -> [&] { s.launch(d); } -> the
+//                launcher (launch_two_pass_float4, launch_e2e, ...) -> <<<>>>.
 // Checks:        dot_checks.cpp (--verify-only; the CPU reference and baselines too).
 //                The C ABI and its Python test: abi/.
 // Run:           build/chapters/12_dot_product [--n 2^28] [--variant two-pass-float4]
@@ -36,11 +40,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
+#include "common/bench/protocol.h"
 #include "common/check.h"
 #include "common/cli.h"
 #include "common/cublas_check.h"
@@ -140,36 +145,22 @@ const Step kSteps[] = {
      "anti-example", From::Pageable, 1},
 };
 
-float answer(const Step& s, const Dot& d) {
-  return s.from == From::Device ? sw::read(d.result.get()) : d.answer;
-}
-
-// One run on a poisoned result (device and host), the run that is checked before any timing.
-float run_once(const Step& s, Dot& d) {
-  sw::poison(d.result.get(), sizeof(float));
-  d.answer = std::numeric_limits<float>::quiet_NaN();
-  d.poison_fresh = true;
-  s.launch(d);
-  d.poison_fresh = false;
-  return answer(s, d);
-}
-
 // --- benchmark --------------------------------------------------------------------------------
 
-// Every version: poisoned result, one checked run, the timed runs, the last one checked again.
+// The median of the last `count` samples: those of the timed calls (the checked
+// call and the warm-up calls come first).
+double median_of_last(const std::vector<double>& ms, int count) {
+  const auto k = static_cast<std::ptrdiff_t>(std::min(ms.size(), static_cast<size_t>(count)));
+  return sw::summarize(std::vector<double>(ms.end() - k, ms.end())).ms_median;
+}
+
+// Every version by sw::bench::measure: poisoned result, one checked run, the timed runs,
+// the last one checked again (--graded-timing: new vectors and a check for every call).
 void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n,
                const std::string& variant, bool time_cpu) {
   Dot d(n);
-  ch12::DotRef ref{};
-  const auto generate =
-      [&](uint64_t seed) {  // x and y from the seed, uploaded, and their reference
-        sw::host_fill_floats(d.hx.data(), n, seed);
-        sw::host_fill_floats(d.hy.data(), n, seed + 1);
-        d.upload();
-        ref = ch12::dot_reference(d.hx.data(), d.hy.data(), n);
-      };
-  const uint64_t seed = static_cast<uint64_t>(opt.seed);
-  generate(seed);
+  d.generate(static_cast<uint64_t>(opt.seed));  // x and y, uploaded, and their reference
+  const ch12::DotRef& ref = d.ref;
   const double bytes = 8.0 * n;  // x and y, read once (end to end: copied once)
   sw::CommonOptions e2e = opt;   // end-to-end calls over kBigCall bytes take tenths of a second
   if (bytes > kBigCall)
@@ -178,26 +169,14 @@ void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n,
   bool ceiling_done = false;
   for (const Step& s : kSteps) {
     if (variant != "all" && variant != s.name && std::string(s.role) != "vendor") continue;
-    const int64_t depth = s.depth(d);
-    const sw::SumCheck first = sw::check_sum(run_once(s, d), ref.value, ref.abs_sum, depth, n);
-    sw::Result r{s.name, n, bytes, {}, false, s.role};
-    bool graded_ok = true;
-    if (s.from == From::Device && opt.graded_timing) {  // new vectors and a check for every call
-      const sw::GradedTiming g = sw::time_graded(
-          opt, [&] { s.launch(d); },
-          [&](int k) {
-            generate(sw::graded_seed(seed, k));
-            sw::poison(d.result.get(), sizeof(float));
-          },
-          [&](int) { return sw::check_sum(answer(s, d), ref.value, ref.abs_sum, depth, n).ok; });
-      generate(seed);
-      s.launch(d);  // the result the checks below read, on the first vectors
-      r.timing = g.timing;
-      sw::note_graded(g, &r.extra, &graded_ok);
-    } else if (s.from == From::Device) {
-      r.timing = sw::time_gpu(opt, [&] { s.launch(d); });
+    const ch12::DotData data{d, s.from, s.depth(d)};
+    const auto run = [&] { s.launch(d); };  // the timed call: the version's launcher
+    sw::Result r;
+    if (s.from == From::Device) {
+      r = sw::bench::measure(opt, {s.name, n, bytes, 1, false, s.role}, data, run);
+      r.extra["rel_bound"] = data.bound() / ref.abs_sum;
     } else {
-      if (!ceiling_done) {  // the ceiling of every end-to-end row: the copies alone
+      if (!ceiling_done) {  // the ceiling of every end-to-end row: the copies alone, unchecked
         const sw::Timing t = sw::time_gpu(e2e, [&] {
           CUDA_CHECK(cudaMemcpy(d.x.get(), d.px.get(), n * sizeof(float), cudaMemcpyHostToDevice));
           CUDA_CHECK(cudaMemcpy(d.y.get(), d.py.get(), n * sizeof(float), cudaMemcpyHostToDevice));
@@ -207,26 +186,27 @@ void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n,
         report.add(c);
         ceiling_done = true;
       }
-      // Warm-up calls, then timed ones, like sw::time_gpu, with the events inside the call.
-      for (int i = 0; i < e2e.warmup; ++i) s.launch(d);
+      // The row's time is the protocol's, the events around the call, as for every row.
+      // Inside it the call records the events of d.split, which split it into copy,
+      // kernel and other time; before the next call, outside the timed events, they
+      // are collected.
       d.split.clear();
-      for (int i = 0; i < e2e.reps; ++i) s.launch(d), d.split.collect();
-      const double copy_ms = sw::summarize(d.split.copy_ms).ms_median;
-      r.bytes = bytes + sizeof(float);  // x and y to the device, the result back
-      r.timing = sw::summarize(d.split.total_ms);
+      bool pending = false;
+      const auto collect = [&] {
+        if (pending) d.split.collect();
+        pending = true;
+      };
+      const double moved = bytes + sizeof(float);  // x and y to the device, the result back
+      r = sw::bench::measure(e2e, {s.name, n, moved, 1, false, s.role}, data, run, collect);
+      d.split.collect();  // the last timed call
+      const double copy_ms = median_of_last(d.split.copy_ms, e2e.reps);
       r.note = "end-to-end";  // a different measure from the kernel rows: no "vs cuBLAS" ratio
-      r.extra = {{"pinned", s.from == From::Pinned ? 1.0 : 0.0},
-                 {"streams", static_cast<double>(s.streams)},
-                 {"copy_ms", copy_ms},
-                 {"copy_gbps", sw::gbps(bytes, copy_ms)},
-                 {"kernel_ms", sw::summarize(d.split.kernel_ms).ms_median},
-                 {"other_ms", sw::summarize(d.split.other_ms).ms_median}};
-    }
-    const sw::SumCheck c = sw::check_sum(answer(s, d), ref.value, ref.abs_sum, depth, n);
-    r.ok = first.ok && c.ok && graded_ok;
-    if (s.from == From::Device) {
-      r.extra["rel_error"] = c.abs_error / ref.abs_sum;
-      r.extra["rel_bound"] = c.bound / ref.abs_sum;
+      r.extra["pinned"] = s.from == From::Pinned ? 1.0 : 0.0;
+      r.extra["streams"] = static_cast<double>(s.streams);
+      r.extra["copy_ms"] = copy_ms;
+      r.extra["copy_gbps"] = sw::gbps(bytes, copy_ms);
+      r.extra["kernel_ms"] = median_of_last(d.split.kernel_ms, e2e.reps);
+      r.extra["other_ms"] = median_of_last(d.split.other_ms, e2e.reps);
     }
     if (s.launch == launch_two_pass_float4)
       r.extra["blocks"] = static_cast<double>(dot::blocks_for(n, d.max_blocks));
@@ -259,15 +239,20 @@ void benchmark(sw::Report& report, const sw::CommonOptions& opt, int64_t n,
 
 }  // namespace
 
-std::vector<ch12::Answer> ch12::run_every_step(const float* x, const float* y, int64_t n) {
+std::vector<ch12::Answer> ch12::run_every_step(const float* x, const float* y, int64_t n,
+                                               bool exact) {
   Dot d(n);
   std::copy(x, x + n, d.hx.begin());
   std::copy(y, y + n, d.hy.begin());
   d.upload();
+  d.ref = dot_reference(x, y, n);
   const uint64_t digest = d.input_digest();
   std::vector<Answer> answers;
-  for (const Step& s : kSteps)
-    answers.push_back({s.name, run_once(s, d), s.depth(d), d.input_digest() == digest});
+  for (const Step& s : kSteps) {
+    const ch12::DotData data{d, s.from, s.depth(d), exact, /*check_input=*/true, digest};
+    const sw::bench::Verdict v = sw::bench::check_once(data, [&] { s.launch(d); });
+    answers.push_back({s.name, v.ok, v.detail});
+  }
   return answers;
 }
 

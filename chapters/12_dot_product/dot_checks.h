@@ -11,16 +11,17 @@ namespace ch12 {
 
 // --- in 12_dot_product.cu ---
 
-// One row of the step table, run once on a poisoned result.
+// One row of the step table, run once on a poisoned result and checked
+// (sw::bench::check_once): against the reference within the row's bound, or exactly
+// when `exact`, and x and y on the device as uploaded.
 struct Answer {
   std::string name;
-  double got = 0;          // the dot product it returned
-  int64_t depth = 0;       // the longest chain of float roundings, for the error bound
-  bool input_kept = true;  // x and y on the device are as uploaded after the run
+  bool ok = false;
+  std::string detail;  // why not: "got ..., want ..., error ..., bound ..." or "input changed: ..."
 };
 // Every row of the step table (kernel-only and end-to-end) on x and y: n floats
-// each, in host memory.
-std::vector<Answer> run_every_step(const float* x, const float* y, int64_t n);
+// each, in host memory; `exact`: data whose dot product float computes exactly.
+std::vector<Answer> run_every_step(const float* x, const float* y, int64_t n, bool exact);
 
 // --- in dot_checks.cpp ---
 

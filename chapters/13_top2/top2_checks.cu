@@ -1,6 +1,7 @@
-// Chapter 13's checks (--verify-only, --large), its CPU reference, and the seed's
-// INT_MIN-sentinel kernel that the checks must catch. Part of the program 13_top2;
-// the versions themselves are in 13_top2.cu.
+// Chapter 13's checks (--verify-only, --large), its CPU reference, what every checked
+// run compares (Top2Data, for sw::bench::measure and check_once), the benchmark's
+// values, and the seed's INT_MIN-sentinel kernel that the checks must catch. Part of
+// the program 13_top2; the versions themselves are in 13_top2.cu.
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -76,14 +77,8 @@ void make_ints(const std::string& p, int32_t* x, int64_t n, uint64_t seed) {
 // Every row of the step table on d_x against `want`: one PASS/FAIL line each.
 void check_steps(sw::Report& report, const int32_t* d_x, int64_t n, const Top2& want,
                  const std::string& label) {
-  for (const ch13::Answer& a : ch13::run_every_step(d_x, n)) {
-    const bool ok = ch13::same(a.got, want) && a.input_kept;
-    report.check(ok, a.name + (" " + label),
-                 ok ? ""
-                 : !a.input_kept
-                     ? "input changed: the version wrote into x"
-                     : "got " + ch13::describe(a.got) + ", want " + ch13::describe(want));
-  }
+  for (const ch13::Answer& a : ch13::run_every_step(d_x, n, want))
+    report.check(a.ok, a.name + (" " + label), a.detail);
 }
 
 // --- the seed's INT_MIN sentinel (one block), kept only to prove the checks catch it --------
@@ -158,6 +153,30 @@ std::string ch13::describe(const Top2& t) {
   return "(" + std::to_string(t.k1) + " at " + std::to_string(t.i1) + ", " + std::to_string(t.k2) +
          " at " + std::to_string(t.i2) + ")";
 }
+
+void ch13::Values::generate(uint64_t from) {  // the same values on the GPU and on the host
+  seed = from;
+  sw::fill_ints(d.get(), n, from);
+  sw::host_fill_ints(h.get(), n, from);
+  want = top2_reference(h.get(), n);
+}
+
+void ch13::Top2Data::poison() const { sw::poison(out, sizeof(Top2)); }
+
+sw::bench::Verdict ch13::Top2Data::check() const {
+  const Top2 got = sw::read(out);
+  if (check_input && sw::device_digest(x, static_cast<size_t>(n) * sizeof(int32_t)) != digest)
+    return {false, "input changed: the version wrote into x"};
+  if (!same(got, *want)) return {false, "got " + describe(got) + ", want " + describe(*want)};
+  return {};
+}
+
+bool ch13::Top2Data::reseed(uint64_t from) const {
+  if (values) values->generate(from);
+  return values != nullptr;
+}
+
+uint64_t ch13::Top2Data::seed() const { return values ? values->seed : 0; }
 
 int ch13::verify(sw::Report& report, uint64_t seed) {
   // Sizes that exercise the unrolled grid-stride loop (more than kUnroll 16-byte

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "common/bench/protocol.h"
 #include "common/device.h"
 #include "common/report.h"
 
@@ -25,14 +27,16 @@ inline bool same(const Top2& a, const Top2& b) {
 
 // --- in 13_top2.cu ---
 
+// One row of the step table, run once on a poisoned result and checked
+// (sw::bench::check_once, Top2Data): its answer against the reference, x unchanged.
 struct Answer {
   const char* name;
-  Top2 got;
-  bool input_kept;  // d_x is as it was before the run
+  bool ok;
+  std::string detail;  // why not: "got (...), want (...)" or "input changed: ..."
 };
-// Every row of the step table (CUB and the steps) on d_x (device, n >= 2), each
-// on a poisoned result.
-std::vector<Answer> run_every_step(const int32_t* d_x, int64_t n);
+// Every row of the step table (CUB and the steps) on d_x (device, n >= 2) against
+// `want`.
+std::vector<Answer> run_every_step(const int32_t* d_x, int64_t n, const Top2& want);
 Top2 top2_serial(const int32_t* x, int64_t n);  // the CPU baseline, one core
 double workspace_bytes();                       // device memory the versions use besides x
 
@@ -40,6 +44,41 @@ double workspace_bytes();                       // device memory the versions us
 
 Top2 top2_reference(const int32_t* x, int64_t n);  // on all cores
 std::string describe(const Top2& t);               // "(k1 at i1, k2 at i2)"
+
+// The benchmark's values: uniform int32 on the GPU and the same on the host, their
+// answer, and the seed they came from.
+struct Values {
+  explicit Values(int64_t count) : n(count), d(count), h(new int32_t[count]) {}
+  void generate(uint64_t from);  // new values from `from`, and their answer
+  int64_t n;
+  sw::DeviceBuffer<int32_t> d;
+  std::unique_ptr<int32_t[]> h;
+  Top2 want{};
+  uint64_t seed = 0;
+};
+
+// One version's run as sw::bench::measure and check_once see it
+// (common/bench/protocol.h): the answer to poison (*out, on the device), the answer
+// against *want, x (device, n elements) against `digest` when check_input, and, when
+// `values` is set, new values from a seed (Values::generate; without, reseed is false).
+struct Top2Data {
+  Top2* out;
+  const Top2* want;
+  const int32_t* x = nullptr;
+  int64_t n = 0;
+  bool check_input = false;
+  uint64_t digest = 0;
+  Values* values = nullptr;
+  void poison() const;
+  sw::bench::Verdict check() const;
+  bool reseed(uint64_t from) const;
+  uint64_t seed() const;
+};
+// The benchmark's data: v's values and answer, x not checked (the --verify-only runs check it).
+inline Top2Data values_data(Values& v, Top2* out) {
+  return {out, &v.want, v.d.get(), v.n, false, 0, &v};
+}
+
 // --verify-only: 9 sizes x 11 input patterns, a misaligned start, and the seed's
 // INT_MIN sentinel (which must fail).
 int verify(sw::Report& report, uint64_t seed);
