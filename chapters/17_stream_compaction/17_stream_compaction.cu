@@ -77,7 +77,7 @@ sw::Result measure(const sw::CommonOptions& opt, const Step* step, const Compact
       sw::bench::measure(opt, row, sc::row_data(d, [&] { return d.check(k, tickets); }), run);
   r.bytes = 4.0 * d.n + 4.0 * static_cast<double>(sw::read(d.count.get())) + sizeof(Count);
   r.note = keep_note(keep);
-  if (step) r.extra = {{"tile_rows", t.rows}, {"block", t.block}, {"items", t.rows * kVec}};
+  if (step) r.extra.insert({{"tile_rows", t.rows}, {"block", t.block}, {"items", t.rows * kVec}});
   return r;
 }
 
