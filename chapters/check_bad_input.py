@@ -9,7 +9,9 @@ Runs PROGRAM with each kind of bad input: an unknown option, a value to a flag
 missing value, a non-number, a value just outside its range (below and above),
 a choice it does not offer. The size options also get zero, a negative number,
 a fraction and 2^62, and (for GPU programs, on a GPU) a size too large for device
-memory. --list is a flag, not a size: bad input next to it still exits 2.
+memory. --list is a flag, not a size: bad input next to it still exits 2. Every option
+of --help (flags too, --help itself aside) is also given twice, each time with a valid
+value and --list beside it: the line must say that option was given twice.
 """
 import os
 import re
@@ -23,6 +25,16 @@ SKIP = 77
 def run(program, args):
     p = subprocess.run([program] + args, capture_output=True, text=True, timeout=60)
     return p.returncode, p.stdout, p.stderr
+
+
+def valid_value(rng):
+    """A value the option takes, from its range as --help shows it."""
+    m = re.fullmatch(r"(-?[\d.e+]+) to (-?[\d.e+]+)", rng)
+    if m:
+        return m.group(1)
+    if rng == "a non-empty text":
+        return "x"
+    return rng.split(",")[0].strip()  # choices: "all, cub, naive"
 
 
 def main():
@@ -54,6 +66,20 @@ def main():
             cases += [([opt, "no-such-choice"], opt)]
     for opt in sizes:
         cases += [([opt, "0"], opt), ([opt, "-5"], opt), ([opt, "1.5"], opt), ([opt, "2^62"], opt)]
+    # Twice: "--n 1 --n 1", "--json --json". The same valid value both times, so that only
+    # the repeat is wrong; the message must name the option and say it came twice. --list
+    # (once) beside it: a program that took the line would list its steps and exit 0 at
+    # once, not run.
+    for opt, rng in valued:
+        value = valid_value(rng)
+        cases += [([opt, value, opt, value, "--list"], f"{opt} given twice")]
+    flags = re.findall(r"^\s+(--[\w-]+)(?! X )\s{2,}\S", usage, re.M)
+    if "--json" not in flags or "--list" not in flags:
+        print("FAIL --help lists no flag --json or --list (the flags are read from it)")
+        return 1
+    for opt in flags:
+        if opt != "--help":
+            cases += [([opt, opt] + (["--list"] if opt != "--list" else []), f"{opt} given twice")]
     failures, seen = 0, set()
     for args, name in cases:
         if tuple(args) in seen:

@@ -226,6 +226,9 @@ std::string Cli::parse(int argc, const char* const* argv) {
     }
     Option* o = find(arg);
     if (!o) return "unknown option '" + arg + "' (see --help)";
+    // Once only: of `--n 5 --n 7` neither may quietly win (a script that appends an
+    // option to a line that has it already would measure something else than it says).
+    if (o->given) return arg + " given twice (give each option once)";
     if (o->takes_value) {
       if (!inline_value) {
         if (i + 1 >= argc) return arg + " needs a value: " + o->range;

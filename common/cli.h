@@ -8,8 +8,8 @@
 //   sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
 //
 // Every program also accepts --help, --reps, --warmup, --seed, --verify-only and
-// --json. Bad input (an unknown option, a non-number, a value out of range) prints
-// one line naming the option and its valid range, and exits 2.
+// --json. Bad input (an unknown option, a non-number, a value out of range, an option
+// given twice) prints one line naming the option (and its valid range), and exits 2.
 #pragma once
 
 #include <cstdint>

@@ -21,7 +21,7 @@
 //                the GB/s of one read and one write of every key (and value).
 // Bottleneck:    DRAM: four passes read and write every key (and value).
 // Steps:         three-kernel, onesweep
-// Run:           build/chapters/18_radix_sort [--n 2^28] [--pairs] [--variant onesweep]
+// Run:           build/chapters/18_radix_sort [--n 2^28] [--sort keys|pairs] [--variant onesweep]
 //                [--tile-rows 16 --block 256] [--verify-only [--large]] [--json]
 #include <algorithm>
 #include <cstdint>

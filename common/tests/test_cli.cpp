@@ -121,6 +121,44 @@ TEST_CASE("every bad-input case names the option and its range") {
   }
 }
 
+TEST_CASE("an option given twice is an error that names it, whichever option") {
+  // Every kind of option: a chapter's own (integer, number, choice, flag) and the common
+  // ones. The second value must not quietly win, nor the first: the line is refused.
+  struct Case {
+    std::vector<std::string> args;
+    std::string option;
+  };
+  const std::vector<Case> cases = {
+      {{"--n", "5", "--n", "7"}, "--n"},
+      {{"--n", "5", "--n", "5"}, "--n"},  // the same value twice too
+      {{"--n=5", "--n", "7"}, "--n"},
+      {{"--n", "5", "--n=7"}, "--n"},
+      {{"--n", "5", "--block", "64", "--n", "7"}, "--n"},
+      {{"--block", "64", "--block", "128"}, "--block"},
+      {{"--p", "0.25", "--p", "0.5"}, "--p"},
+      {{"--dist", "equal", "--dist", "uniform"}, "--dist"},
+      {{"--large", "--large"}, "--large"},
+      {{"--reps", "5", "--reps", "6"}, "--reps"},
+      {{"--warmup", "0", "--warmup", "1"}, "--warmup"},
+      {{"--seed", "1", "--seed", "2"}, "--seed"},
+      {{"--verify-only", "--json", "--verify-only"}, "--verify-only"},
+      {{"--json", "--json"}, "--json"},
+      {{"--graded-timing", "--graded-timing"}, "--graded-timing"},
+      {{"--list", "--list"}, "--list"},
+  };
+  for (const auto& c : cases) {
+    std::string line;
+    for (const auto& a : c.args) line += a + " ";
+    CAPTURE(line);
+    const Parsed p = parse(c.args);
+    CHECK(mentions(p.error, c.option + " given twice (give each option once)"));
+  }
+  // Each option once, all of them: no error.
+  CHECK(parse({"--n", "5", "--block", "64", "--p", "0.5", "--dist", "equal", "--large", "--reps",
+               "5", "--warmup", "0", "--seed", "1", "--verify-only", "--json", "--graded-timing"})
+            .error.empty());
+}
+
 TEST_CASE("a size larger than device memory gets the valid range") {
   // 4-byte elements, 1 GB free: at most 250,000,000 elements.
   CHECK(sw::fits_message("--n", 1000, 4, 0, 1e9) == "");
