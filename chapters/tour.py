@@ -14,7 +14,7 @@ each row apart (block=256 blocks/SM=16 n=2^20, the rules of common/report.cpp).
 Run by hand, it first builds the chapter programs (ninja), so that the commit it
 records (STEPWISE_COMMIT, else git's HEAD, "+dirty" when the code has
 uncommitted changes) is the code that ran. On a GPU it writes
-docs/results/<gpu>.json and .csv, <gpu> being the slug of the
+docs/runs/results/<gpu>.json and .csv, <gpu> being the slug of the
 GPU's name ("NVIDIA H100 80GB HBM3" -> nvidia-h100-80gb-hbm3), one file per GPU
 model. The meta holds the device record of common/device_query (per-SM limits
 included), the host CPU and its core count, driver, CUDA version, commit and
@@ -40,7 +40,7 @@ import sys
 import time
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS_DIR = os.path.join(SOURCE_DIR, "docs", "results")
+RESULTS_DIR = os.path.join(SOURCE_DIR, "docs", "runs", "results")
 SKIP = 77
 TABLE_ROLES = ("ceiling", "cpu", "lesson", "vendor", "step", "anti-example")
 CHAPTER_TIMEOUT_S = 900
@@ -287,7 +287,7 @@ def run_meta(device):
 
 
 def write_results(device, records, replaced, seconds, partial):
-    """Merges this run into docs/results/<gpu>.json and .csv.
+    """Merges this run into docs/runs/results/<gpu>.json and .csv.
 
     replaced: the chapters whose old records this run replaces (those that wrote
     records); seconds: each chapter's wall time; partial: run with --only.
@@ -418,7 +418,7 @@ def main():
         print(f"results: {os.path.relpath(base, SOURCE_DIR)}.json and .csv "
               f"(python3 docs/generate.py updates the docs from them)")
     elif not device:
-        print("nothing written under docs/results: only a GPU run writes results")
+        print("nothing written under docs/runs/results: only a GPU run writes results")
     failed = [n for n, s in status.items() if s.startswith("FAILED")]
     return 1 if failed else 0
 

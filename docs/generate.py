@@ -5,8 +5,10 @@
     python3 docs/generate.py --check   # exit 1 if any block differs from what would be written
 
 Nobody types a measured number or copies code by hand: prose holds markers whose
-bodies this script writes from docs/results/*.json (one file per GPU model, written
-by the tour), from docs/evidence/ and from the chapter sources.
+bodies this script writes from docs/runs/results/*.json (one file per GPU model, written
+by the tour), from docs/runs/evidence/ and from the chapter sources. docs/runs/ holds what
+runs wrote (docs/runs/README.md); this script only reads it, and writes the marked blocks of
+the pages and the measured plots in docs/plots/.
 
     <!-- results: chapter=05 -->...<!-- end results -->          a table of records
     <!-- value: chapter=06 variant=cub field=gbps --><!-- end value -->   one number
@@ -20,10 +22,10 @@ by the tour), from docs/evidence/ and from the chapter sources.
     <!-- value: chapter=04 variant=dynamic-shared field=gbps as=dyn --><!-- end value -->   a figure named dyn
     <!-- word: expr="dyn < stat" words="faster|slower" --><!-- end word -->    a word the figures choose
     <!-- runs: gpus=all --><!-- end runs -->      every run behind the tables, and what changed since
-    <!-- build-times: file=docs/results/build-times.json --><!-- end build-times -->   the measured builds
-    <!-- skipped: file=docs/results/nvidia-h200-emulate-t4-skipped.txt --><!-- end skipped -->   a mode's skipped steps
+    <!-- build-times: file=docs/runs/results/build-times.json --><!-- end build-times -->   the measured builds
+    <!-- skipped: file=docs/runs/test-logs/nvidia-h200-emulate-t4-skipped.txt --><!-- end skipped -->   a mode's skipped steps
 
-GPUs. Each docs/results/<gpu>.json is one GPU model. Markers read the primary GPU
+GPUs. Each docs/runs/results/<gpu>.json is one GPU model. Markers read the primary GPU
 (PRIMARY below, else the newest file) unless they say gpu=<file name, or its
 start: gpu=nvidia-h100 finds nvidia-h100-80gb-hbm3.json>. A results
 table shows the primary GPU's table and every other GPU's table in a collapsed
@@ -66,7 +68,7 @@ Provenance. Each chapter's rows come from the run that measured that chapter las
 (meta.runs[chapter]). "% of copy" divides by that run's copy ceiling (value markers:
 device=copy_gbps run=06 gives it, an expression a.copy_gbps or run_copy('06')), and a
 table's or plot's source line names every run its rows came from, with a note from
-docs/results/run_notes.json where a run is on an older commit than the newest run.
+docs/run_notes.json (written by hand) where a run is on an older commit than the newest run.
 `--runs` lists the runs and what needs a note.
 
 Missing data never crashes the docs: a value whose record (or GPU file, or
@@ -88,10 +90,11 @@ import sys
 
 DOCS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(DOCS)
-RESULTS = os.path.join(DOCS, "results")
+RUNS = os.path.join(DOCS, "runs")  # what runs wrote: nobody edits it by hand (docs/runs/README.md)
+RESULTS = os.path.join(RUNS, "results")
 EVIDENCE = os.path.join(DOCS, "evidence")
 PLOTS = os.path.join(DOCS, "plots")
-RUN_NOTES = os.path.join(RESULTS, "run_notes.json")  # not a GPU's results: what changed since a run
+RUN_NOTES = os.path.join(DOCS, "run_notes.json")  # written by hand: what changed in the code since a run
 PRIMARY = "nvidia-h200"  # the GPU the prose is written against; markers may name another with gpu=
 KINDS = "results|value|plot|device|code|quote|word|runs|build-times|skipped|stability"
 MARKER = re.compile(r"<!-- (" + KINDS + r"): (.*?) -->(.*?)<!-- end \1 -->", re.S)
@@ -416,7 +419,7 @@ def newest_run(results):
 
 
 def load_run_notes():
-    """docs/results/run_notes.json: what changed in the chapters' code after the commit a run measured."""
+    """docs/run_notes.json: what changed in the chapters' code after the commit a run measured."""
     if not os.path.exists(RUN_NOTES):
         return []
     with open(RUN_NOTES) as f:
@@ -444,7 +447,7 @@ def older_note(gpu_file, chapters, run, current, doc_path):
     link = os.path.relpath(os.path.join(DOCS, RUNS_ANCHOR), os.path.dirname(doc_path))
     if note is None:
         warn(doc_path, f"{gpu_file}: {chapter_span(chapters)} ran commit {run['commit']}, older than "
-                       f"{current['commit']}, and docs/results/run_notes.json does not say what changed since")
+                       f"{current['commit']}, and docs/run_notes.json does not say what changed since")
         since = "what changed since is not recorded yet"
     else:
         since = note["short"]
@@ -454,7 +457,7 @@ def older_note(gpu_file, chapters, run, current, doc_path):
 
 def runs_block(attrs, results, order, doc_path):
     """Every run behind the tables: per GPU, the chapters it measured, when, on which commit, its
-    copy ceiling, and what changed in their code since (docs/results/run_notes.json)."""
+    copy ceiling, and what changed in their code since (docs/run_notes.json)."""
     current = newest_run(results)
     lines = ["| GPU | chapters | date | commit | GPUs | copy ceiling (GB/s) | code since |",
              "|---|---|---|---|---:|---:|---|"]
@@ -1335,7 +1338,7 @@ def render(text, results, doc_path, draw):
         wanted = attrs.pop("gpu", order[0] if order else None)
         name = resolve_gpu(wanted, results) if wanted else None
         if name not in results:
-            raise Missing(f"no results file docs/results/{wanted}*.json")
+            raise Missing(f"no results file docs/runs/results/{wanted}*.json")
         return results[name]
 
     def one(m, words):
@@ -1670,7 +1673,7 @@ def main():
         return 1 if problems or errors else 0
     if args.check:
         for s in stale:
-            print(f"stale: {s} differs from what docs/generate.py writes from docs/results/")
+            print(f"stale: {s} differs from what docs/generate.py writes from docs/runs/")
         print(f"{len(docs)} files checked, {len(stale)} stale, {len(errors)} errors")
         return 1 if stale or errors else 0
     for s in stale:

@@ -62,8 +62,8 @@ def keep_in_copy(path, track):
         return False  # the instructor's tools, CI, the notebook and the harness's own unit tests
     if path == "docs/instructor_answers.md" or path.startswith(("docs/plots/", "docs/evidence/")):
         return False
-    if path.startswith("docs/results/"):
-        return path.endswith((".json", ".csv")) and "build-times" not in path
+    if path.startswith("docs/runs/"):  # what runs wrote: only the GPUs' results, which the docs quote
+        return path.startswith("docs/runs/results/") and path.endswith((".json", ".csv")) and "build-times" not in path
     if path.startswith("docs/labs/"):  # the track's handout; not the instructors' page, not the grade sheets
         return path in (f"docs/labs/{track}.md", "docs/labs/checker.md")
     if path.startswith("chapters/labs/standin/"):
