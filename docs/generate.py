@@ -18,7 +18,7 @@ the pages and the measured plots in docs/plots/.
     <!-- device: keys=sm_count,max_threads_per_sm --><!-- end device -->   a table, one column per GPU
     <!-- code: file=chapters/03_reduce_shared/03_reduce_shared.cu names=reduce_sequential --><!-- end code -->
     <!-- code: file=chapters/00_first_program/first_program.cu whole=1 --><!-- end code -->
-    <!-- quote: file=docs/evidence/11_transpose_padded_sass.txt --><!-- end quote -->
+    <!-- quote: file=docs/runs/evidence/11_transpose_padded_sass.txt --><!-- end quote -->
     <!-- value: chapter=04 variant=dynamic-shared field=gbps as=dyn --><!-- end value -->   a figure named dyn
     <!-- word: expr="dyn < stat" words="faster|slower" --><!-- end word -->    a word the figures choose
     <!-- runs: gpus=all --><!-- end runs -->      every run behind the tables, and what changed since
@@ -92,7 +92,7 @@ DOCS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(DOCS)
 RUNS = os.path.join(DOCS, "runs")  # what runs wrote: nobody edits it by hand (docs/runs/README.md)
 RESULTS = os.path.join(RUNS, "results")
-EVIDENCE = os.path.join(DOCS, "evidence")
+EVIDENCE = os.path.join(RUNS, "evidence")  # what docs/evidence/*.sh and other captured runs wrote
 PLOTS = os.path.join(DOCS, "plots")
 RUN_NOTES = os.path.join(DOCS, "run_notes.json")  # written by hand: what changed in the code since a run
 PRIMARY = "nvidia-h200"  # the GPU the prose is written against; markers may name another with gpu=
@@ -839,7 +839,7 @@ def parse_evidence(file):
         return _EVIDENCE[file]
     path = os.path.join(EVIDENCE, file)
     if not os.path.exists(path):
-        raise Missing(f"evidence file docs/evidence/{file} does not exist yet")
+        raise Missing(f"evidence file docs/runs/evidence/{file} does not exist yet")
     rows, section, header, cur, heading, count = [], "", None, None, None, {}
     with open(path) as f:
         for line in f:
@@ -880,7 +880,7 @@ def evidence_date(file):
     """The date in an evidence file's header ("# NVIDIA H200, 580.159.04, 2026-11-23"), as text."""
     path = os.path.join(EVIDENCE, file)
     if not os.path.exists(path):
-        raise Missing(f"evidence file docs/evidence/{file} does not exist yet")
+        raise Missing(f"evidence file docs/runs/evidence/{file} does not exist yet")
     with open(path) as f:
         for line in f:
             m = re.match(r"#.*\b(\d{4}-\d\d-\d\d)\b", line)
@@ -888,7 +888,7 @@ def evidence_date(file):
                 return m.group(1)
             if not line.startswith("#"):
                 break
-    raise Missing(f"docs/evidence/{file} names no date in its header")
+    raise Missing(f"docs/runs/evidence/{file} names no date in its header")
 
 
 def evidence_sum(file, pattern):
@@ -896,11 +896,11 @@ def evidence_sum(file, pattern):
     (ev_sum('06_racecheck.txt', r'(\\d+) hazards displayed'): the hazards of every run)."""
     path = os.path.join(EVIDENCE, file)
     if not os.path.exists(path):
-        raise Missing(f"evidence file docs/evidence/{file} does not exist yet")
+        raise Missing(f"evidence file docs/runs/evidence/{file} does not exist yet")
     with open(path) as f:
         found = [float(m.group(1).replace(",", "")) for m in re.finditer(pattern, f.read())]
     if not found:
-        raise Missing(f"docs/evidence/{file} has no {pattern!r}")
+        raise Missing(f"docs/runs/evidence/{file} has no {pattern!r}")
     return sum(found)
 
 
