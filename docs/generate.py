@@ -1067,7 +1067,7 @@ STABILITY_LIMIT = 1.02  # the grader's goal: a speed ratio that varies by at mos
 
 def stability_block(attrs, doc_path):
     """The stability runs of the lab grader (lab.py selftest TRACK --stability N) in the folders
-    dirs= (comma-separated, each docs/labs/results/<gpu>): per track and task, the grades, their
+    dirs= (comma-separated, each docs/runs/labs/<gpu>): per track and task, the grades, their
     statuses and the spread of the speed ratio, read from each <track>-stability/grades.csv."""
     lines = ["| GPU | track | task | grades | statuses | speed ratio min | median | max | max/min | "
              "inside 2% |", "|---|---|---|---:|---|---:|---:|---:|---:|---|"]
