@@ -76,6 +76,11 @@ evidence file) does not exist yet renders as "—", a table or plot as "not
 measured yet", and every such marker is listed in a warning. A code marker whose
 file or function does not exist is an error: the docs-tables-current test fails
 (except in a student copy of one track, which leaves out the other tracks' files).
+
+Plots. docs/plots/ is generated, not run output: this script draws the measured plots from
+docs/runs/results (where matplotlib is installed), and docs/diagrams.py and
+docs/diagrams_ring.py draw the explanatory diagrams from code. Every file there must be
+named by a plot marker or by a diagram script; a run over all the docs fails on any other.
 """
 import argparse
 import csv
@@ -1614,6 +1619,21 @@ def runs_report(results):
                 print(f"    not in the note yet: {line}")
 
 
+def unowned_plots(texts):
+    """The files in docs/plots that nothing draws: every one must be named by a plot marker
+    (docs/generate.py draws it from the results) or by a diagram script (docs/diagrams*.py
+    draws it from code, no measured data). A picture made by hand has no place there."""
+    if not os.path.isdir(PLOTS):
+        return []
+    owned = {parse_attrs(m.group(2)).get("file") for text in texts for m in MARKER.finditer(text)
+             if m.group(1) == "plot"}
+    for script in glob.glob(os.path.join(DOCS, "diagrams*.py")):
+        with open(script) as f:
+            owned |= set(re.findall(r"[\"']([\w.-]+\.(?:png|svg))[\"']", f.read()))
+    return [f"docs/plots/{name}: no plot marker names it and no docs/diagrams*.py draws it"
+            for name in sorted(os.listdir(PLOTS)) if name not in owned]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="only compare; exit 1 on any difference")
@@ -1641,12 +1661,13 @@ def main():
             draw = False
     docs = [os.path.abspath(f) for f in args.files] or (
         [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(DOCS, "*.md"))) + sorted(glob.glob(os.path.join(DOCS, "labs", "*.md"))))
-    stale, errors, problems = [], [], []
+    stale, errors, problems, texts = [], [], [], []
     for path in docs:
         if not os.path.exists(path):
             continue
         with open(path) as f:
             old = f.read()
+        texts.append(old)
         new, failed = render(old, results, path, draw)
         errors += failed
         if args.lint:
@@ -1659,6 +1680,8 @@ def main():
             if not args.check:
                 with open(path, "w") as f:
                     f.write(new)
+    if not args.files:
+        errors += unowned_plots(texts)
     if WARNINGS and not args.quiet and not args.lint:
         print(f"warning: {len(WARNINGS)} markers wait for data that no results or evidence file holds yet:")
         for w in WARNINGS:
