@@ -23,6 +23,8 @@ the pages and the measured plots in docs/plots/.
     <!-- word: expr="dyn < stat" words="faster|slower" --><!-- end word -->    a word the figures choose
     <!-- runs: gpus=all --><!-- end runs -->      every run behind the tables, and what changed since
     <!-- build-times: file=docs/runs/results/build-times.json --><!-- end build-times -->   the measured builds
+    <!-- build-time: file=docs/runs/results/build-times.json cores=2 field=cold_s --><!-- end build-time -->
+                      one figure of one measured build (a duration: 8 min 19 s)
     <!-- skipped: file=docs/runs/test-logs/nvidia-h200-emulate-t4-skipped.txt --><!-- end skipped -->   a mode's skipped steps
 
 GPUs. Each docs/runs/results/<gpu>.json is one GPU model. Markers read the primary GPU
@@ -101,7 +103,7 @@ EVIDENCE = os.path.join(RUNS, "evidence")  # what docs/evidence/*.sh and other c
 PLOTS = os.path.join(DOCS, "plots")
 RUN_NOTES = os.path.join(DOCS, "run_notes.json")  # written by hand: what changed in the code since a run
 PRIMARY = "nvidia-h200"  # the GPU the prose is written against; markers may name another with gpu=
-KINDS = "results|value|plot|device|code|quote|word|runs|build-times|skipped|stability"
+KINDS = "results|value|plot|device|code|quote|word|runs|build-times|build-time|skipped|stability"
 MARKER = re.compile(r"<!-- (" + KINDS + r"): (.*?) -->(.*?)<!-- end \1 -->", re.S)
 DEFAULT_ROLES = ("ceiling", "cpu", "vendor", "step", "anti-example")
 ALL_ROLES = DEFAULT_ROLES + ("sweep", "lesson")
@@ -1048,6 +1050,32 @@ def build_times_block(attrs, doc_path):
     return "\n" + "\n".join(lines) + f"\n\n*From [`{rel}`]({link}); the rebuild touches `{runs[0]['touched']}`.*\n"
 
 
+BUILD_FIELDS = ("setup_s", "clean_build_s", "rebuild_s", "cold_s")
+
+
+def build_time_value(attrs):
+    """One duration of one measured build, inline: the run whose keys match every attribute
+    but file= and field= (cores=2 gpu_arch=portable, label=...); field= setup_s, clean_build_s,
+    rebuild_s, or cold_s (meson setup and the clean build: a fresh clone's wait before either
+    README command does anything else)."""
+    rel, path, text = marker_file(attrs)
+    field = attrs.get("field", "cold_s")
+    if field not in BUILD_FIELDS:
+        raise Failure(f"field={field}: one of {', '.join(BUILD_FIELDS)}")
+    wanted = {k: v for k, v in attrs.items() if k not in ("file", "field")}
+    runs = [r for r in json.loads(text)["runs"] if all(str(r.get(k)) == v for k, v in wanted.items())]
+    if len(runs) > 1:
+        raise Failure(f"{rel}: {len(runs)} runs match {wanted}")
+    if not runs:
+        raise Missing(f"{rel} holds no run with {wanted}")
+    r = runs[0]
+    seconds = r["setup_s"] + r["clean_build_s"] if field == "cold_s" else r[field]
+    if seconds < 60:
+        return f"{seconds:.1f} s" if seconds < 20 else f"{seconds:.0f} s"
+    m, s = divmod(round(seconds), 60)
+    return f"{m} min {s:02d} s"
+
+
 def skipped_block(attrs, doc_path):
     """The steps a build mode's GPU tests skipped (.ci/gpu-run writes <gpu>-<mode>-skipped.txt):
     one row per step that a chapter's program skipped, with its reason. Whole tests that
@@ -1323,7 +1351,7 @@ def draw_plot(attrs, series, results, path, title):
 # --- rendering -------------------------------------------------------------------------
 
 def placeholder(kind, why):
-    if kind in ("value", "word"):
+    if kind in ("value", "word", "build-time"):
         return MISSING
     if kind == "quote":
         return "\n*Not captured yet: a GPU run writes this file.*\n"
@@ -1378,6 +1406,8 @@ def render(text, results, doc_path, draw):
                 body = runs_block(attrs, results, order, doc_path)
             elif kind == "build-times":
                 body = build_times_block(attrs, doc_path)
+            elif kind == "build-time":
+                body = build_time_value(attrs)
             elif kind == "skipped":
                 body = skipped_block(attrs, doc_path)
             elif kind == "stability":
@@ -1491,7 +1521,7 @@ def prose_of(text):
     each figure is (number, unit) in the order of the text. Tables, listings, plots and code are
     blanked (line breaks kept, so that line numbers stay right)."""
     blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
-    text = re.sub(r"<!-- (results|plot|code|quote|device|runs|build-times|skipped): .*? -->.*?<!-- end \1 -->", blank, text,
+    text = re.sub(r"<!-- (results|plot|code|quote|device|runs|build-times|build-time|skipped): .*? -->.*?<!-- end \1 -->", blank, text,
                   flags=re.S)
     text = re.sub(r"^```.*?^```[ \t]*$", blank, text, flags=re.S | re.M)
     figures = []
