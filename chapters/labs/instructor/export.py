@@ -27,6 +27,7 @@ from labkit import regions  # noqa: E402
 TRACK_FILE = "chapters/labs/track.txt"   # present in a student copy only: its track
 INSTRUCTOR = "chapters/labs/instructor"  # never exported
 SKIP_DIRS = {".git", "__pycache__", "doctest", ".whl", "gpu-logs", "doctest-carry"}
+MAINTAINERS = ("README.md", "docs/README.md")  # the copy gets its own README; docs/README.md is about the docs' upkeep
 ASSETS = ("docs/plots/", "docs/evidence/", "docs/runs/evidence/")  # copied where a shipped doc links to them
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
 
@@ -59,8 +60,8 @@ def keep_in_copy(path, track):
     """Whether a repository file belongs in the student copy of `track` (the docs'
     plots, the evidence scripts and their outputs are added later, where a shipped doc shows them)."""
     numbers = track_numbers(track) | {"00", "01"}
-    if path.startswith((INSTRUCTOR + "/", ".ci/", "notebooks/", "common/tests/")) or path in ("README.md",):
-        return False  # the instructor's tools, CI, the notebook and the harness's own unit tests
+    if path.startswith((INSTRUCTOR + "/", ".ci/", "notebooks/", "common/tests/")) or path in MAINTAINERS:
+        return False  # the instructor's tools, CI, the notebook, the harness's own unit tests, the maintainers' pages
     if path == "docs/instructor_answers.md" or path.startswith(ASSETS):
         return False
     if path.startswith("docs/runs/"):  # what runs wrote: only the GPUs' results, which the docs quote
