@@ -6,7 +6,9 @@
 
 It asks meson which chapter programs exist (no list to keep here), runs each
 with --json, says where it is ("[3/13] 03_reduce_shared (elapsed 41s, est.
-remaining 2m10s)"), and prints chapter, variant, role, time, GB/s, % of the
+remaining 2m10s)": the estimate adds up what this GPU model's last run recorded for
+each chapter still to come, and is left out where any of them has no recorded time,
+as without a GPU or on a GPU model not measured before), and prints chapter, variant, role, time, GB/s, % of the
 measured copy bandwidth, the speedup over the previous stage, over the CPU (all
 cores, same problem and size) and over the library, and the parameters that tell
 each row apart (block=256 blocks/SM=16 n=2^20, the rules of common/report.cpp).
@@ -353,15 +355,15 @@ def previous_seconds(device):
         return {}
 
 
-def estimate_left(programs, k, seconds, before):
-    """Seconds left after the first k programs: the last run's time of each chapter
-    still to come where known, else the mean of the chapters run so far."""
-    if k == 0 and not before:
-        return None
-    mean = sum(seconds.values()) / len(seconds) if seconds else None
+def estimate_left(programs, k, before):
+    """Seconds left before the program programs[k] starts: the sum of the wall times that this
+    GPU model's last results record for the chapters still to run, or None where any of them
+    has none (no GPU, a GPU model not measured before, a chapter never measured on it). No
+    guess from the chapters run so far: they say nothing of the rest (without a GPU, chapter
+    01 runs for a while and every later chapter skips at once)."""
     left = 0.0
     for name, _ in programs[k:]:
-        t = before.get(name[:2], mean)
+        t = before.get(name[:2])
         if t is None:
             return None
         left += t
@@ -394,9 +396,9 @@ def main():
     records, status, seconds = [], {}, {}
     before, start = previous_seconds(device), time.monotonic()
     for k, (name, exe) in enumerate(programs):
-        left = estimate_left(programs, k, seconds, before)
-        print(f"[{k + 1}/{len(programs)}] {name} (elapsed {duration(time.monotonic() - start)}, "
-              f"est. remaining {duration(left) if left is not None else '?'})", flush=True)
+        left = estimate_left(programs, k, before)
+        print(f"[{k + 1}/{len(programs)}] {name} (elapsed {duration(time.monotonic() - start)}"
+              + (f", est. remaining {duration(left)})" if left is not None else ")"), flush=True)
         t0 = time.monotonic()
         recs, status[name] = run_chapter(name, exe)
         seconds[name[:2]] = time.monotonic() - t0
