@@ -6,7 +6,9 @@
 
 It asks meson which chapter programs exist (no list to keep here), runs each
 with --json, says where it is ("[3/13] 03_reduce_shared (elapsed 41s, est.
-remaining 2m10s)"), and prints chapter, variant, role, time, GB/s, % of the
+remaining 2m10s)": the estimate adds up what this GPU model's last run recorded for
+each chapter still to come, and is left out where any of them has no recorded time,
+as without a GPU or on a GPU model not measured before), and prints chapter, variant, role, time, GB/s, % of the
 measured copy bandwidth, the speedup over the previous stage, over the CPU (all
 cores, same problem and size) and over the library, and the parameters that tell
 each row apart (block=256 blocks/SM=16 n=2^20, the rules of common/report.cpp).
@@ -14,7 +16,7 @@ each row apart (block=256 blocks/SM=16 n=2^20, the rules of common/report.cpp).
 Run by hand, it first builds the chapter programs (ninja), so that the commit it
 records (STEPWISE_COMMIT, else git's HEAD, "+dirty" when the code has
 uncommitted changes) is the code that ran. On a GPU it writes
-docs/results/<gpu>.json and .csv, <gpu> being the slug of the
+docs/runs/results/<gpu>.json and .csv, <gpu> being the slug of the
 GPU's name ("NVIDIA H100 80GB HBM3" -> nvidia-h100-80gb-hbm3), one file per GPU
 model. The meta holds the device record of common/device_query (per-SM limits
 included), the host CPU and its core count, driver, CUDA version, commit and
@@ -40,7 +42,7 @@ import sys
 import time
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS_DIR = os.path.join(SOURCE_DIR, "docs", "results")
+RESULTS_DIR = os.path.join(SOURCE_DIR, "docs", "runs", "results")
 SKIP = 77
 TABLE_ROLES = ("ceiling", "cpu", "lesson", "vendor", "step", "anti-example")
 CHAPTER_TIMEOUT_S = 900
@@ -287,7 +289,7 @@ def run_meta(device):
 
 
 def write_results(device, records, replaced, seconds, partial):
-    """Merges this run into docs/results/<gpu>.json and .csv.
+    """Merges this run into docs/runs/results/<gpu>.json and .csv.
 
     replaced: the chapters whose old records this run replaces (those that wrote
     records); seconds: each chapter's wall time; partial: run with --only.
@@ -353,15 +355,15 @@ def previous_seconds(device):
         return {}
 
 
-def estimate_left(programs, k, seconds, before):
-    """Seconds left after the first k programs: the last run's time of each chapter
-    still to come where known, else the mean of the chapters run so far."""
-    if k == 0 and not before:
-        return None
-    mean = sum(seconds.values()) / len(seconds) if seconds else None
+def estimate_left(programs, k, before):
+    """Seconds left before the program programs[k] starts: the sum of the wall times that this
+    GPU model's last results record for the chapters still to run, or None where any of them
+    has none (no GPU, a GPU model not measured before, a chapter never measured on it). No
+    guess from the chapters run so far: they say nothing of the rest (without a GPU, chapter
+    01 runs for a while and every later chapter skips at once)."""
     left = 0.0
     for name, _ in programs[k:]:
-        t = before.get(name[:2], mean)
+        t = before.get(name[:2])
         if t is None:
             return None
         left += t
@@ -394,9 +396,9 @@ def main():
     records, status, seconds = [], {}, {}
     before, start = previous_seconds(device), time.monotonic()
     for k, (name, exe) in enumerate(programs):
-        left = estimate_left(programs, k, seconds, before)
-        print(f"[{k + 1}/{len(programs)}] {name} (elapsed {duration(time.monotonic() - start)}, "
-              f"est. remaining {duration(left) if left is not None else '?'})", flush=True)
+        left = estimate_left(programs, k, before)
+        print(f"[{k + 1}/{len(programs)}] {name} (elapsed {duration(time.monotonic() - start)}"
+              + (f", est. remaining {duration(left)})" if left is not None else ")"), flush=True)
         t0 = time.monotonic()
         recs, status[name] = run_chapter(name, exe)
         seconds[name[:2]] = time.monotonic() - t0
@@ -418,7 +420,7 @@ def main():
         print(f"results: {os.path.relpath(base, SOURCE_DIR)}.json and .csv "
               f"(python3 docs/generate.py updates the docs from them)")
     elif not device:
-        print("nothing written under docs/results: only a GPU run writes results")
+        print("nothing written under docs/runs/results: only a GPU run writes results")
     failed = [n for n, s in status.items() if s.startswith("FAILED")]
     return 1 if failed else 0
 

@@ -5,8 +5,10 @@
     python3 docs/generate.py --check   # exit 1 if any block differs from what would be written
 
 Nobody types a measured number or copies code by hand: prose holds markers whose
-bodies this script writes from docs/results/*.json (one file per GPU model, written
-by the tour), from docs/evidence/ and from the chapter sources.
+bodies this script writes from docs/runs/results/*.json (one file per GPU model, written
+by the tour), from docs/runs/evidence/ and from the chapter sources. docs/runs/ holds what
+runs wrote (docs/runs/README.md); this script only reads it, and writes the marked blocks of
+the pages and the measured plots in docs/plots/.
 
     <!-- results: chapter=05 -->...<!-- end results -->          a table of records
     <!-- value: chapter=06 variant=cub field=gbps --><!-- end value -->   one number
@@ -16,14 +18,16 @@ by the tour), from docs/evidence/ and from the chapter sources.
     <!-- device: keys=sm_count,max_threads_per_sm --><!-- end device -->   a table, one column per GPU
     <!-- code: file=chapters/03_reduce_shared/03_reduce_shared.cu names=reduce_sequential --><!-- end code -->
     <!-- code: file=chapters/00_first_program/first_program.cu whole=1 --><!-- end code -->
-    <!-- quote: file=docs/evidence/11_transpose_padded_sass.txt --><!-- end quote -->
+    <!-- quote: file=docs/runs/evidence/11_transpose_padded_sass.txt --><!-- end quote -->
     <!-- value: chapter=04 variant=dynamic-shared field=gbps as=dyn --><!-- end value -->   a figure named dyn
     <!-- word: expr="dyn < stat" words="faster|slower" --><!-- end word -->    a word the figures choose
     <!-- runs: gpus=all --><!-- end runs -->      every run behind the tables, and what changed since
-    <!-- build-times: file=docs/results/build-times.json --><!-- end build-times -->   the measured builds
-    <!-- skipped: file=docs/results/nvidia-h200-emulate-t4-skipped.txt --><!-- end skipped -->   a mode's skipped steps
+    <!-- build-times: file=docs/runs/results/build-times.json --><!-- end build-times -->   the measured builds
+    <!-- build-time: file=docs/runs/results/build-times.json cores=2 field=cold_s --><!-- end build-time -->
+                      one figure of one measured build (a duration: 8 min 19 s)
+    <!-- skipped: file=docs/runs/test-logs/nvidia-h200-emulate-t4-skipped.txt --><!-- end skipped -->   a mode's skipped steps
 
-GPUs. Each docs/results/<gpu>.json is one GPU model. Markers read the primary GPU
+GPUs. Each docs/runs/results/<gpu>.json is one GPU model. Markers read the primary GPU
 (PRIMARY below, else the newest file) unless they say gpu=<file name, or its
 start: gpu=nvidia-h100 finds nvidia-h100-80gb-hbm3.json>. A results
 table shows the primary GPU's table and every other GPU's table in a collapsed
@@ -66,7 +70,7 @@ Provenance. Each chapter's rows come from the run that measured that chapter las
 (meta.runs[chapter]). "% of copy" divides by that run's copy ceiling (value markers:
 device=copy_gbps run=06 gives it, an expression a.copy_gbps or run_copy('06')), and a
 table's or plot's source line names every run its rows came from, with a note from
-docs/results/run_notes.json where a run is on an older commit than the newest run.
+docs/run_notes.json (written by hand) where a run is on an older commit than the newest run.
 `--runs` lists the runs and what needs a note.
 
 Missing data never crashes the docs: a value whose record (or GPU file, or
@@ -74,6 +78,11 @@ evidence file) does not exist yet renders as "—", a table or plot as "not
 measured yet", and every such marker is listed in a warning. A code marker whose
 file or function does not exist is an error: the docs-tables-current test fails
 (except in a student copy of one track, which leaves out the other tracks' files).
+
+Plots. docs/plots/ is generated, not run output: this script draws the measured plots from
+docs/runs/results (where matplotlib is installed), and docs/diagrams.py and
+docs/diagrams_ring.py draw the explanatory diagrams from code. Every file there must be
+named by a plot marker or by a diagram script; a run over all the docs fails on any other.
 """
 import argparse
 import csv
@@ -88,12 +97,13 @@ import sys
 
 DOCS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(DOCS)
-RESULTS = os.path.join(DOCS, "results")
-EVIDENCE = os.path.join(DOCS, "evidence")
+RUNS = os.path.join(DOCS, "runs")  # what runs wrote: nobody edits it by hand (docs/runs/README.md)
+RESULTS = os.path.join(RUNS, "results")
+EVIDENCE = os.path.join(RUNS, "evidence")  # what docs/evidence/*.sh and other captured runs wrote
 PLOTS = os.path.join(DOCS, "plots")
-RUN_NOTES = os.path.join(RESULTS, "run_notes.json")  # not a GPU's results: what changed since a run
+RUN_NOTES = os.path.join(DOCS, "run_notes.json")  # written by hand: what changed in the code since a run
 PRIMARY = "nvidia-h200"  # the GPU the prose is written against; markers may name another with gpu=
-KINDS = "results|value|plot|device|code|quote|word|runs|build-times|skipped|stability"
+KINDS = "results|value|plot|device|code|quote|word|runs|build-times|build-time|skipped|stability"
 MARKER = re.compile(r"<!-- (" + KINDS + r"): (.*?) -->(.*?)<!-- end \1 -->", re.S)
 DEFAULT_ROLES = ("ceiling", "cpu", "vendor", "step", "anti-example")
 ALL_ROLES = DEFAULT_ROLES + ("sweep", "lesson")
@@ -416,7 +426,7 @@ def newest_run(results):
 
 
 def load_run_notes():
-    """docs/results/run_notes.json: what changed in the chapters' code after the commit a run measured."""
+    """docs/run_notes.json: what changed in the chapters' code after the commit a run measured."""
     if not os.path.exists(RUN_NOTES):
         return []
     with open(RUN_NOTES) as f:
@@ -444,7 +454,7 @@ def older_note(gpu_file, chapters, run, current, doc_path):
     link = os.path.relpath(os.path.join(DOCS, RUNS_ANCHOR), os.path.dirname(doc_path))
     if note is None:
         warn(doc_path, f"{gpu_file}: {chapter_span(chapters)} ran commit {run['commit']}, older than "
-                       f"{current['commit']}, and docs/results/run_notes.json does not say what changed since")
+                       f"{current['commit']}, and docs/run_notes.json does not say what changed since")
         since = "what changed since is not recorded yet"
     else:
         since = note["short"]
@@ -454,7 +464,7 @@ def older_note(gpu_file, chapters, run, current, doc_path):
 
 def runs_block(attrs, results, order, doc_path):
     """Every run behind the tables: per GPU, the chapters it measured, when, on which commit, its
-    copy ceiling, and what changed in their code since (docs/results/run_notes.json)."""
+    copy ceiling, and what changed in their code since (docs/run_notes.json)."""
     current = newest_run(results)
     lines = ["| GPU | chapters | date | commit | GPUs | copy ceiling (GB/s) | code since |",
              "|---|---|---|---|---:|---:|---|"]
@@ -836,7 +846,7 @@ def parse_evidence(file):
         return _EVIDENCE[file]
     path = os.path.join(EVIDENCE, file)
     if not os.path.exists(path):
-        raise Missing(f"evidence file docs/evidence/{file} does not exist yet")
+        raise Missing(f"evidence file docs/runs/evidence/{file} does not exist yet")
     rows, section, header, cur, heading, count = [], "", None, None, None, {}
     with open(path) as f:
         for line in f:
@@ -877,7 +887,7 @@ def evidence_date(file):
     """The date in an evidence file's header ("# NVIDIA H200, 580.159.04, 2026-11-23"), as text."""
     path = os.path.join(EVIDENCE, file)
     if not os.path.exists(path):
-        raise Missing(f"evidence file docs/evidence/{file} does not exist yet")
+        raise Missing(f"evidence file docs/runs/evidence/{file} does not exist yet")
     with open(path) as f:
         for line in f:
             m = re.match(r"#.*\b(\d{4}-\d\d-\d\d)\b", line)
@@ -885,7 +895,7 @@ def evidence_date(file):
                 return m.group(1)
             if not line.startswith("#"):
                 break
-    raise Missing(f"docs/evidence/{file} names no date in its header")
+    raise Missing(f"docs/runs/evidence/{file} names no date in its header")
 
 
 def evidence_sum(file, pattern):
@@ -893,11 +903,11 @@ def evidence_sum(file, pattern):
     (ev_sum('06_racecheck.txt', r'(\\d+) hazards displayed'): the hazards of every run)."""
     path = os.path.join(EVIDENCE, file)
     if not os.path.exists(path):
-        raise Missing(f"evidence file docs/evidence/{file} does not exist yet")
+        raise Missing(f"evidence file docs/runs/evidence/{file} does not exist yet")
     with open(path) as f:
         found = [float(m.group(1).replace(",", "")) for m in re.finditer(pattern, f.read())]
     if not found:
-        raise Missing(f"docs/evidence/{file} has no {pattern!r}")
+        raise Missing(f"docs/runs/evidence/{file} has no {pattern!r}")
     return sum(found)
 
 
@@ -1040,6 +1050,32 @@ def build_times_block(attrs, doc_path):
     return "\n" + "\n".join(lines) + f"\n\n*From [`{rel}`]({link}); the rebuild touches `{runs[0]['touched']}`.*\n"
 
 
+BUILD_FIELDS = ("setup_s", "clean_build_s", "rebuild_s", "cold_s")
+
+
+def build_time_value(attrs):
+    """One duration of one measured build, inline: the run whose keys match every attribute
+    but file= and field= (cores=2 gpu_arch=portable, label=...); field= setup_s, clean_build_s,
+    rebuild_s, or cold_s (meson setup and the clean build: a fresh clone's wait before either
+    README command does anything else)."""
+    rel, path, text = marker_file(attrs)
+    field = attrs.get("field", "cold_s")
+    if field not in BUILD_FIELDS:
+        raise Failure(f"field={field}: one of {', '.join(BUILD_FIELDS)}")
+    wanted = {k: v for k, v in attrs.items() if k not in ("file", "field")}
+    runs = [r for r in json.loads(text)["runs"] if all(str(r.get(k)) == v for k, v in wanted.items())]
+    if len(runs) > 1:
+        raise Failure(f"{rel}: {len(runs)} runs match {wanted}")
+    if not runs:
+        raise Missing(f"{rel} holds no run with {wanted}")
+    r = runs[0]
+    seconds = r["setup_s"] + r["clean_build_s"] if field == "cold_s" else r[field]
+    if seconds < 60:
+        return f"{seconds:.1f} s" if seconds < 20 else f"{seconds:.0f} s"
+    m, s = divmod(round(seconds), 60)
+    return f"{m} min {s:02d} s"
+
+
 def skipped_block(attrs, doc_path):
     """The steps a build mode's GPU tests skipped (.ci/gpu-run writes <gpu>-<mode>-skipped.txt):
     one row per step that a chapter's program skipped, with its reason. Whole tests that
@@ -1064,7 +1100,7 @@ STABILITY_LIMIT = 1.02  # the grader's goal: a speed ratio that varies by at mos
 
 def stability_block(attrs, doc_path):
     """The stability runs of the lab grader (lab.py selftest TRACK --stability N) in the folders
-    dirs= (comma-separated, each docs/labs/results/<gpu>): per track and task, the grades, their
+    dirs= (comma-separated, each docs/runs/labs/<gpu>): per track and task, the grades, their
     statuses and the spread of the speed ratio, read from each <track>-stability/grades.csv."""
     lines = ["| GPU | track | task | grades | statuses | speed ratio min | median | max | max/min | "
              "inside 2% |", "|---|---|---|---:|---|---:|---:|---:|---:|---|"]
@@ -1315,7 +1351,7 @@ def draw_plot(attrs, series, results, path, title):
 # --- rendering -------------------------------------------------------------------------
 
 def placeholder(kind, why):
-    if kind in ("value", "word"):
+    if kind in ("value", "word", "build-time"):
         return MISSING
     if kind == "quote":
         return "\n*Not captured yet: a GPU run writes this file.*\n"
@@ -1335,7 +1371,7 @@ def render(text, results, doc_path, draw):
         wanted = attrs.pop("gpu", order[0] if order else None)
         name = resolve_gpu(wanted, results) if wanted else None
         if name not in results:
-            raise Missing(f"no results file docs/results/{wanted}*.json")
+            raise Missing(f"no results file docs/runs/results/{wanted}*.json")
         return results[name]
 
     def one(m, words):
@@ -1370,6 +1406,8 @@ def render(text, results, doc_path, draw):
                 body = runs_block(attrs, results, order, doc_path)
             elif kind == "build-times":
                 body = build_times_block(attrs, doc_path)
+            elif kind == "build-time":
+                body = build_time_value(attrs)
             elif kind == "skipped":
                 body = skipped_block(attrs, doc_path)
             elif kind == "stability":
@@ -1483,7 +1521,7 @@ def prose_of(text):
     each figure is (number, unit) in the order of the text. Tables, listings, plots and code are
     blanked (line breaks kept, so that line numbers stay right)."""
     blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
-    text = re.sub(r"<!-- (results|plot|code|quote|device|runs|build-times|skipped): .*? -->.*?<!-- end \1 -->", blank, text,
+    text = re.sub(r"<!-- (results|plot|code|quote|device|runs|build-times|build-time|skipped): .*? -->.*?<!-- end \1 -->", blank, text,
                   flags=re.S)
     text = re.sub(r"^```.*?^```[ \t]*$", blank, text, flags=re.S | re.M)
     figures = []
@@ -1611,6 +1649,21 @@ def runs_report(results):
                 print(f"    not in the note yet: {line}")
 
 
+def unowned_plots(texts):
+    """The files in docs/plots that nothing draws: every one must be named by a plot marker
+    (docs/generate.py draws it from the results) or by a diagram script (docs/diagrams*.py
+    draws it from code, no measured data). A picture made by hand has no place there."""
+    if not os.path.isdir(PLOTS):
+        return []
+    owned = {parse_attrs(m.group(2)).get("file") for text in texts for m in MARKER.finditer(text)
+             if m.group(1) == "plot"}
+    for script in glob.glob(os.path.join(DOCS, "diagrams*.py")):
+        with open(script) as f:
+            owned |= set(re.findall(r"[\"']([\w.-]+\.(?:png|svg))[\"']", f.read()))
+    return [f"docs/plots/{name}: no plot marker names it and no docs/diagrams*.py draws it"
+            for name in sorted(os.listdir(PLOTS)) if name not in owned]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="only compare; exit 1 on any difference")
@@ -1638,12 +1691,13 @@ def main():
             draw = False
     docs = [os.path.abspath(f) for f in args.files] or (
         [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(DOCS, "*.md"))) + sorted(glob.glob(os.path.join(DOCS, "labs", "*.md"))))
-    stale, errors, problems = [], [], []
+    stale, errors, problems, texts = [], [], [], []
     for path in docs:
         if not os.path.exists(path):
             continue
         with open(path) as f:
             old = f.read()
+        texts.append(old)
         new, failed = render(old, results, path, draw)
         errors += failed
         if args.lint:
@@ -1656,6 +1710,8 @@ def main():
             if not args.check:
                 with open(path, "w") as f:
                     f.write(new)
+    if not args.files:
+        errors += unowned_plots(texts)
     if WARNINGS and not args.quiet and not args.lint:
         print(f"warning: {len(WARNINGS)} markers wait for data that no results or evidence file holds yet:")
         for w in WARNINGS:
@@ -1670,7 +1726,7 @@ def main():
         return 1 if problems or errors else 0
     if args.check:
         for s in stale:
-            print(f"stale: {s} differs from what docs/generate.py writes from docs/results/")
+            print(f"stale: {s} differs from what docs/generate.py writes from docs/runs/")
         print(f"{len(docs)} files checked, {len(stale)} stale, {len(errors)} errors")
         return 1 if stale or errors else 0
     for s in stale:

@@ -11,7 +11,7 @@ and exits 1. Needs nbclient, nbformat and ipykernel (python3 -m pip install ...)
 
 Why not a meson test: the notebook drives meson itself (setup, compile, the tour),
 which must not run from inside `meson test` on the same build folder, and on a GPU
-its tour writes docs/results/. .ci/run runs it after the README's commands, and
+its tour writes docs/runs/results/. .ci/run runs it after the README's commands, and
 .ci/gpu-run has a step `notebook` for the GPU machine.
 """
 import argparse

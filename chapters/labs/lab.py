@@ -60,11 +60,11 @@ def ensure_build(root, build_dir):
 
 
 def reference_figure(root, chapter, variant, n, note):
-    """GB/s of the repository's run of this step on this GPU model (docs/results)."""
+    """GB/s of the repository's run of this step on this GPU model (docs/runs/results)."""
     r = run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], 30)
     slug = re.sub(r"[^a-z0-9]+", "-", r.out.strip().splitlines()[0].lower()).strip("-") if r.code == 0 and \
         r.out.strip() else ""
-    path = Path(root) / "docs" / "results" / f"{slug}.json"
+    path = Path(root) / "docs" / "runs" / "results" / f"{slug}.json"
     try:
         records = json.loads(path.read_text()).get("records", [])
     except (OSError, ValueError):

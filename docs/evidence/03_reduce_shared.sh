@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Evidence for the reduction track, captured with Nsight Compute on the GPU machine:
-#   bash docs/evidence/03_reduce_shared.sh <build_dir> > docs/evidence/03_reduce_shared.txt
+#   bash docs/evidence/03_reduce_shared.sh <build_dir> > docs/runs/evidence/03_reduce_shared.txt
 # Each block profiles the FIRST pass of one kernel over 2^24 floats (65536 blocks
 # of 256 threads), run through --verify-only so nothing else is launched first.
 # Every step's kernel is named after its row: sequential -> reduce_sequential.

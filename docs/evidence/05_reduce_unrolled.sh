@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Evidence for docs/05_reduce_unrolled.md: compute-sanitizer's racecheck on the
 # volatile last warp (the anti-example) and on the __syncwarp one, on the GPU:
-#   bash docs/evidence/05_reduce_unrolled.sh <build_dir> > docs/evidence/05_reduce_unrolled.txt
+#   bash docs/evidence/05_reduce_unrolled.sh <build_dir> > docs/runs/evidence/05_reduce_unrolled.txt
 # A few seconds: 4099 floats, 9 blocks of 256 threads in the first pass.
 set -uo pipefail
 build=${1:?usage: $0 <build_dir>}

@@ -2,7 +2,7 @@
 # Evidence for docs/06_reduce_thread_overload.md: compute-sanitizer's racecheck on
 # every step of chapter 06 (the last-block and PDL steps included) and on the
 # classic two-fence last block, through the chapter's own checks:
-#   bash docs/evidence/06_racecheck.sh <build_dir> > docs/evidence/06_racecheck.txt
+#   bash docs/evidence/06_racecheck.sh <build_dir> > docs/runs/evidence/06_racecheck.txt
 # Under a minute: 1,000,003 and 4,099 floats, every block size of --verify-only.
 set -uo pipefail
 build=${1:?usage: $0 <build_dir>}

@@ -3,7 +3,7 @@
 # every step of chapter 08 (the sub-histograms are zeroed, counted into and added
 # up between barriers), on uniform, all-equal and 90%-one-value bytes, through the
 # chapter's own exact check of each result:
-#   bash docs/evidence/08_racecheck.sh <build_dir> > docs/evidence/08_racecheck.txt
+#   bash docs/evidence/08_racecheck.sh <build_dir> > docs/runs/evidence/08_racecheck.txt
 # A minute or two: 1,000,003 bytes at an odd offset.
 set -uo pipefail
 build=${1:?usage: $0 <build_dir>}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Evidence for docs/09_transpose_naive.md: where each naive kernel's sectors go.
 # Run on the GPU machine:
-#   bash docs/evidence/09_transpose_naive.sh <build_dir> > docs/evidence/09_transpose_naive.txt
+#   bash docs/evidence/09_transpose_naive.sh <build_dir> > docs/runs/evidence/09_transpose_naive.txt
 # One launch of each kernel (transpose_<step name>) on 8192 x 8192 floats (256 MiB
 # each way, beyond L2), through --verify-only with that shape: nothing else of ours
 # runs before it. 2^26 elements: 2^21 warp loads and 2^21 warp stores; the data fill

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Evidence for docs/10_transpose_shared.md: shared-memory bank conflicts of the
 # unpadded 32x32 tile. Run on the GPU machine:
-#   bash docs/evidence/10_transpose_shared.sh <build_dir> > docs/evidence/10_transpose_shared.txt
+#   bash docs/evidence/10_transpose_shared.sh <build_dir> > docs/runs/evidence/10_transpose_shared.txt
 # A conflict-free warp-wide float access to shared memory is 1 wavefront; the
 # column read of tile[32][32] should show about 32 wavefronts per load instruction.
 # It also defines shared_metrics, which 11's script uses.

@@ -2,7 +2,7 @@
 # Evidence for docs/11_transpose_padded.md: shared-memory bank conflicts of the
 # padded tile and the tiled kernels (compare with 10_transpose_shared.txt). Run on
 # the GPU machine:
-#   bash docs/evidence/11_transpose_padded.sh <build_dir> > docs/evidence/11_transpose_padded.txt
+#   bash docs/evidence/11_transpose_padded.sh <build_dir> > docs/runs/evidence/11_transpose_padded.txt
 # The benchmark launches, in order: padded, padded-32x8, tile64, tile64-float4,
 # tile64-rows, tile64-rows-grouped (floats), then double-tile32 and
 # double-tile32-grouped; -c 8 profiles one launch of each. Each kernel is named

@@ -2,7 +2,7 @@
 # Evidence for docs/14_multi_gpu.md: what an "empty launch" costs in chapter 14 (one GPU,
 # with its NCCL communicators alive) against chapter 06's empty kernel on the same GPU.
 #
-#   bash docs/evidence/14_empty_launch.sh <build_dir> > docs/evidence/14_empty_launch.txt
+#   bash docs/evidence/14_empty_launch.sh <build_dir> > docs/runs/evidence/14_empty_launch.txt
 #
 # Chapter 14 times an empty kernel with the host clock around the launch and a
 # cudaDeviceSynchronize (its row "empty-launch"); chapter 06 times its empty kernel

@@ -2,7 +2,7 @@
 # Evidence for docs/14_multi_gpu.md, Part 3: kill -9 of one rank in a loop of all-reduces.
 # GPUs needed: 2
 #
-#   bash docs/evidence/14_fault_trials.sh <build_dir> > docs/evidence/14_fault_trials.txt
+#   bash docs/evidence/14_fault_trials.sh <build_dir> > docs/runs/evidence/14_fault_trials.txt
 #
 # 20 trials. Each starts 2 ranks through chapters/14_multi_gpu/launch.py (--grace 15: the
 # launcher lets the survivor end by itself) running --part 3 --loop 10000000 --timeout 4,

@@ -2,7 +2,7 @@
 # Evidence for docs/14_multi_gpu.md, Part 3: one process per GPU against one process for all.
 # GPUs needed: 2
 #
-#   bash docs/evidence/14_ranks.sh <build_dir> > docs/evidence/14_ranks.txt
+#   bash docs/evidence/14_ranks.sh <build_dir> > docs/runs/evidence/14_ranks.txt
 #
 # In one session, on GPUs 0 and 1:
 #   1. one process: 14_multi_gpu --part 2 --gpus 2 --json (Part 2 alone: its ring at the best

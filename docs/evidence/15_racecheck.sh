@@ -3,7 +3,7 @@
 # shared-memory steps (zeroing, counting, the flushes and the rows all share one
 # block's memory between barriers), each on uniform, all-equal and 90%-one-value
 # inputs, through the chapter's own check of the result:
-#   bash docs/evidence/15_racecheck.sh <build_dir> > docs/evidence/15_racecheck.txt
+#   bash docs/evidence/15_racecheck.sh <build_dir> > docs/runs/evidence/15_racecheck.txt
 # A few minutes: 100,003 values (racecheck watches every shared-memory access).
 set -uo pipefail
 build=${1:?usage: $0 <build_dir>}

@@ -27,6 +27,8 @@ from labkit import regions  # noqa: E402
 TRACK_FILE = "chapters/labs/track.txt"   # present in a student copy only: its track
 INSTRUCTOR = "chapters/labs/instructor"  # never exported
 SKIP_DIRS = {".git", "__pycache__", "doctest", ".whl", "gpu-logs", "doctest-carry"}
+MAINTAINERS = ("README.md", "docs/README.md")  # the copy gets its own README; docs/README.md is about the docs' upkeep
+ASSETS = ("docs/plots/", "docs/evidence/", "docs/runs/evidence/")  # copied where a shipped doc links to them
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
 
 
@@ -46,7 +48,7 @@ def repo_files(root):
 
 
 def chapter_of(path):
-    m = re.match(r"(?:chapters|docs|docs/evidence|docs/plots)/(\d\d)_", path)
+    m = re.match(r"(?:chapters|docs|docs/evidence|docs/runs/evidence|docs/plots)/(\d\d)_", path)
     return m.group(1) if m else None
 
 
@@ -56,14 +58,14 @@ def track_numbers(track):
 
 def keep_in_copy(path, track):
     """Whether a repository file belongs in the student copy of `track` (the docs'
-    plots and evidence are added later, where a shipped doc shows them)."""
+    plots, the evidence scripts and their outputs are added later, where a shipped doc shows them)."""
     numbers = track_numbers(track) | {"00", "01"}
-    if path.startswith((INSTRUCTOR + "/", ".ci/", "notebooks/", "common/tests/")) or path in ("README.md",):
-        return False  # the instructor's tools, CI, the notebook and the harness's own unit tests
-    if path == "docs/instructor_answers.md" or path.startswith(("docs/plots/", "docs/evidence/")):
+    if path.startswith((INSTRUCTOR + "/", ".ci/", "notebooks/", "common/tests/")) or path in MAINTAINERS:
+        return False  # the instructor's tools, CI, the notebook, the harness's own unit tests, the maintainers' pages
+    if path == "docs/instructor_answers.md" or path.startswith(ASSETS):
         return False
-    if path.startswith("docs/results/"):
-        return path.endswith((".json", ".csv")) and "build-times" not in path
+    if path.startswith("docs/runs/"):  # what runs wrote: only the GPUs' results, which the docs quote
+        return path.startswith("docs/runs/results/") and path.endswith((".json", ".csv")) and "build-times" not in path
     if path.startswith("docs/labs/"):  # the track's handout; not the instructors' page, not the grade sheets
         return path in (f"docs/labs/{track}.md", "docs/labs/checker.md")
     if path.startswith("chapters/labs/standin/"):
@@ -189,7 +191,7 @@ def add_doc_assets(dest, root):
             if target is None or target.exists():
                 continue
             rel = target.relative_to(dest) if str(target).startswith(str(dest)) else None
-            if rel and rel.as_posix().startswith(("docs/plots/", "docs/evidence/")) and (root / rel).is_file():
+            if rel and rel.as_posix().startswith(ASSETS) and (root / rel).is_file():
                 (dest / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(root / rel, dest / rel)
 

@@ -5,6 +5,9 @@
     python3 chapters/labs/lab.py selftest reduce --stability 10 --part 1/4 --out parts/1   (one GPU each,
     ... --part 4/4 --out parts/4; then --stability 10 --merge parts/1 ... parts/4 --out results/reduce-stability)
 
+The repository keeps its GPU runs' folders in docs/runs/labs/<gpu>/<track>[-stability]/
+(.ci/gpu-run's steps labs and stability write them there; docs/runs/README.md).
+
 Planted submissions, each an export of the track with known changes:
   reference      the repository's code: every task PASS
   stubs          the export as a student gets it: every task NOT_IMPLEMENTED

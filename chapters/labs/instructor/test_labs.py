@@ -96,7 +96,7 @@ def check_copy_files(track, copy, tmp):
     expect(not ({".git", "build"} & names) and not any(n.endswith((".o", ".a", ".so")) for n in names),
            f"{track}: no git history, build folder or object file in the copy")
     instructor = [p for p in ("chapters/labs/instructor", "docs/instructor_answers.md", "docs/labs/README.md",
-                              "docs/labs/results") if (copy / p).exists()]
+                              "docs/runs/labs", "docs/runs/test-logs") if (copy / p).exists()]
     expect(not instructor and not list(copy.rglob("*exploits*")) and not list(copy.rglob("*mistakes*"))
            and not list(copy.rglob("*selftest*")) and not list(copy.rglob("grade*.py")),
            f"{track}: no grader, self-test or catalogue in the copy {instructor}")
