@@ -26,9 +26,11 @@ def markdown_files():
         out = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard",
                               "*.md"], capture_output=True, check=True).stdout.decode()
         files = [f for f in out.split("\0") if f]
-    except (OSError, subprocess.CalledProcessError):  # no git: every .md under the root
-        files = [os.path.relpath(os.path.join(d, f), ROOT) for d, dirs, names in os.walk(ROOT)
-                 for f in names if f.endswith(".md") and not d.startswith(os.path.join(ROOT, "build"))]
+    except (OSError, subprocess.CalledProcessError):  # no git: every .md under the root, but
+        files = []                                      # in build folders and hidden ones
+        for d, dirs, names in os.walk(ROOT):
+            dirs[:] = [x for x in dirs if not x.startswith((".", "build"))]
+            files += [os.path.relpath(os.path.join(d, f), ROOT) for f in names if f.endswith(".md")]
     return sorted(f for f in files if os.path.isfile(os.path.join(ROOT, f)))
 
 
