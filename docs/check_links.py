@@ -26,11 +26,11 @@ def markdown_files():
         out = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard",
                               "*.md"], capture_output=True, check=True).stdout.decode()
         files = [f for f in out.split("\0") if f]
-    except (OSError, subprocess.CalledProcessError):  # no git: every .md under the root, but
-        files = []                                      # in build folders and hidden ones
-        for d, dirs, names in os.walk(ROOT):
-            dirs[:] = [x for x in dirs if not x.startswith((".", "build"))]
-            files += [os.path.relpath(os.path.join(d, f), ROOT) for f in names if f.endswith(".md")]
+    except (OSError, subprocess.CalledProcessError):  # no git: every .md under the root
+        files = [os.path.relpath(os.path.join(d, f), ROOT) for d, dirs, names in os.walk(ROOT)
+                 for f in names if f.endswith(".md")]
+    # never what lies in a hidden or a build folder (a copy of another tree, a build's files)
+    files = [f for f in files if not any(part.startswith((".", "build")) for part in f.split("/")[:-1])]
     return sorted(f for f in files if os.path.isfile(os.path.join(ROOT, f)))
 
 
