@@ -5,11 +5,11 @@
 //   sw::device_attribute<attr>()      a limit of the current GPU (asked once, then cached)
 //   sw::sm_count()                    the current GPU's SMs
 //   sw::cc_major()                    its compute capability's major number (9 on H100/H200)
-//   sw::has_feature(f, &why)          clusters or programmatic dependent launch: there or not, and
-//   why sw::resident_grid(kernel, block)  blocks that fit at once: one full wave sw::read(d) /
-//   sw::read(d, n)      copy one value / n values back to the host sw::PinnedBuffer<T> page-locked
-//   host memory, freed on scope exit sw::same_bits(a, b)               bitwise equality (NaN ==
-//   NaN, -0 != +0)
+//   sw::has_feature(f, &why)          clusters or programmatic dependent launch: there, or why not
+//   sw::resident_grid(kernel, block)  blocks that fit at once: one full wave
+//   sw::read(d) / sw::read(d, n)      copy one value / n values back to the host
+//   sw::PinnedBuffer<T>               page-locked host memory, freed on scope exit
+//   sw::same_bits(a, b)               bitwise equality (NaN == NaN, -0 != +0)
 //
 // CUDA only: include it from .cu and .cuh files.
 #pragma once

@@ -25,7 +25,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cub/device/device_scan.cuh>
-#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -521,8 +520,8 @@ struct ScanChapter {
   HostScan<uint32_t> cpu_1core_u32, cpu_all_u32;
   HostScan<float> cpu_1core_f32, cpu_all_f32;
   TileChoices tiles;
-  std::function<void(Report&)>
-      extra_checks;  // run by --verify-only (chapter 16: the status protocol)
+  // Run by --verify-only after the steps' checks (chapter 16: the status protocol).
+  void (*extra_checks)(Report&) = nullptr;
 };
 
 struct ScanOptions {
@@ -591,9 +590,8 @@ Tile sweep_tiles(Report& report, const CommonOptions& opt, const Step& s, const 
 }
 
 // Adds the census to an f32 row: how many different outputs kCensusRuns runs give.
-template <class T>
-void add_census(Report& report, Result& r, const ScanData<T>& d, int runs,
-                const std::function<void()>& launch) {
+template <class T, class Launch>
+void add_census(Report& report, Result& r, const ScanData<T>& d, int runs, Launch&& launch) {
   if (!std::is_same_v<T, float>) return;
   const int distinct = census(d, runs, launch);
   r.extra["distinct_results"] = distinct;

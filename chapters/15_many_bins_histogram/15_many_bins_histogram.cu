@@ -7,8 +7,8 @@
 //                32-bit copy fits in an SM's shared memory. One measured step at a time:
 //                  global-atomic     every value adds 1 to its 64-bit counter in global memory
 //                  global-match      lanes of a warp holding the same bin add once
-//                  (__match_any_sync) shared32          one 32-bit histogram per block in shared
-//                  memory, up to
+//                                    (__match_any_sync)
+//                  shared32          one 32-bit histogram per block in shared memory, up to
 //                                    ~58K bins (227 KiB / 4 B); +1 atomics that return nothing
 //                  packed16          two 16-bit counters per 32-bit word, twice the bins; each
 //                                    atomic returns the old word, and the add that wraps a

@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
         if (!large && !n_given && rows.empty() && block.empty() && size <= sc::kTinyTileMaxN)
           ts.insert(ts.end(), {{1, 32}, {2, 64}});
         for (const sc::Tile& t : ts)
-          for (double k : large&& keep < 0 ? std::vector<double>{0.5} : keeps) {
+          for (double k : (large && keep < 0) ? std::vector<double>{0.5} : keeps) {
             int64_t tickets = 0;
             const CompactCall call = d.call(keep_below(k), t);
             const sc::Verdict v = sw::bench::check_once(
