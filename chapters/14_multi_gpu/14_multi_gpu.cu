@@ -62,15 +62,16 @@
 //                Part 3, K ranks (launch.py prefixes each line with its rank; --net forces
 //                NCCL's network path: NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_IB_DISABLE,
 //                NCCL_SOCKET_IFNAME=lo and a NCCL_HOSTID per rank):
-//                chapters/14_multi_gpu/launch.py --ranks K [--net] -- build/chapters/14_multi_gpu
+//  chapters/14_multi_gpu/one_process_per_gpu/launch.py --ranks K [--net] -- build/chapters/14_multi_gpu
 //                    --part 3 [--bootstrap tcp|file:PATH|mpi] [--timeout 30] [--verify-only]
 //                or: mpirun --allow-run-as-root -np K -x MASTER_ADDR=127.0.0.1 <the same>
 //                or: srun --ntasks=K --export=ALL,MASTER_ADDR=$(hostname) <the same>
 // Files:         this file (the options, main); machine.cu (streams, peers, communicators,
 //                the data); sharded_sum.cu (Part 1); all_reduce.cu (Part 2's steps) and
 //                all_reduce_bench.cpp (its benchmark); multi_gpu_checks.cu (the checks);
-//                Part 3: bootstrap*.cpp (the ranks, the id's journey), ranks.cpp (a rank's
-//                life, the wait loop), ipc_ring.cu, ranks_problems.cu, launch.py.
+//                Part 3 in one_process_per_gpu/: bootstrap*.cpp (the ranks, the id's journey),
+//                ranks.cpp (a rank's life, the wait loop), ipc_ring.cu, ranks_problems.cu,
+//                launch.py.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -87,7 +88,7 @@
 #include "common/report.h"
 #include "machine.h"
 #include "multi_gpu_checks.h"
-#include "ranks.h"
+#include "one_process_per_gpu/ranks.h"
 #include "sharded_sum.h"
 
 namespace ch14 {

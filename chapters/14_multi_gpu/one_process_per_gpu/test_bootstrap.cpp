@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "chapters/14_multi_gpu/bootstrap.h"
+#include "chapters/14_multi_gpu/one_process_per_gpu/bootstrap.h"
 #include "common/cli.h"
 
 using namespace ch14;
