@@ -21,23 +21,16 @@
 //     nccl-allreduce ncclAllReduce (the vendor row)
 //                Problem "p2p": a 1 GiB cudaMemcpyPeerAsync between every pair of GPUs, one
 //                direction and both at once: the ceiling.
-//   Part 3 (--part 3): one process per GPU, as every multi-node program runs. A process is a
-//                rank: it reads rank, world size and local rank from torchrun's variables
-//                (RANK, WORLD_SIZE, LOCAL_RANK), Open MPI's (OMPI_COMM_WORLD_RANK, _SIZE,
-//                _LOCAL_RANK) or Slurm's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID), takes GPU
-//                LOCAL_RANK, and gets NCCL's unique id from rank 0 through a bootstrap
-//                (--bootstrap): tcp (rank 0 listens on MASTER_ADDR:MASTER_PORT), file:PATH (a
-//                file renamed into place) or mpi (MPI_Bcast, where meson found MPI). The same
-//                problems, across processes, on a nonblocking communicator:
+//   Part 3 (--part 3), in one_process_per_gpu/ (its README.md first): the same problems with
+//                one process per GPU, a rank, as multi-node programs run. A rank reads its place
+//                from torchrun's, Open MPI's or Slurm's variables, takes its GPU and gets NCCL's
+//                unique id from rank 0 through a bootstrap (--bootstrap tcp|file:PATH|mpi):
 //     shard-nccl-allreduce  each rank sums its shard, then one ncclAllReduce of one float
-//     ipc-ring              Part 2's ring: each rank opens its predecessor's vectors from CUDA
-//                           IPC handles sent through the bootstrap; counters in GPU memory,
-//                           not events, order the steps of different processes
+//     ipc-ring              Part 2's ring over CUDA IPC handles; counters in GPU memory, not
+//                           events, order the steps of different processes
 //     nccl-allreduce        ncclAllReduce (the vendor row)
-//                Faults: a wait loop polls cudaStreamQuery and ncclCommGetAsyncError (never
-//                cudaStreamSynchronize); on an NCCL error or after --timeout it calls
-//                ncclCommAbort. Exit codes: 2 a bad environment, 3 the bootstrap gave up (a
-//                rank never came), 4 NCCL reported an error, 5 a wait passed --timeout.
+//                No rank blocks for ever: it exits 3 when the bootstrap gives up, and 4 on an
+//                NCCL error or 5 after a wait past --timeout, both after ncclCommAbort.
 // Why faster:    K GPUs bring K memories: a shard sum is bound by DRAM bandwidth, so K GPUs sum
 //                K times the bytes in the same time, less the fixed costs of launching on K
 //                GPUs and combining K numbers. An all-reduce is bound by the links between
@@ -62,15 +55,14 @@
 //                Part 3, K ranks (launch.py prefixes each line with its rank; --net forces
 //                NCCL's network path: NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_IB_DISABLE,
 //                NCCL_SOCKET_IFNAME=lo and a NCCL_HOSTID per rank):
-//                chapters/14_multi_gpu/launch.py --ranks K [--net] -- build/chapters/14_multi_gpu
+//  chapters/14_multi_gpu/one_process_per_gpu/launch.py --ranks K [--net] -- build/chapters/14_multi_gpu
 //                    --part 3 [--bootstrap tcp|file:PATH|mpi] [--timeout 30] [--verify-only]
 //                or: mpirun --allow-run-as-root -np K -x MASTER_ADDR=127.0.0.1 <the same>
 //                or: srun --ntasks=K --export=ALL,MASTER_ADDR=$(hostname) <the same>
 // Files:         this file (the options, main); machine.cu (streams, peers, communicators,
 //                the data); sharded_sum.cu (Part 1); all_reduce.cu (Part 2's steps) and
 //                all_reduce_bench.cpp (its benchmark); multi_gpu_checks.cu (the checks);
-//                Part 3: bootstrap*.cpp (the ranks, the id's journey), ranks.cpp (a rank's
-//                life, the wait loop), ipc_ring.cu, ranks_problems.cu, launch.py.
+//                one_process_per_gpu/ (Part 3: its README.md lists its files).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -87,7 +79,7 @@
 #include "common/report.h"
 #include "machine.h"
 #include "multi_gpu_checks.h"
-#include "ranks.h"
+#include "one_process_per_gpu/ranks.h"
 #include "sharded_sum.h"
 
 namespace ch14 {

@@ -4,10 +4,10 @@
 #
 #   bash docs/evidence/14_fault_trials.sh <build_dir> > docs/runs/evidence/14_fault_trials.txt
 #
-# 20 trials. Each starts 2 ranks through chapters/14_multi_gpu/launch.py (--grace 15: the
-# launcher lets the survivor end by itself) running --part 3 --loop 10000000 --timeout 4,
-# waits until rank 1 says its loop started, waits a random 0.2 to 1.0 s more, and kills
-# rank 1 with SIGKILL. A trial passes when the survivor (rank 0) exits by itself with code 4
+# 20 trials. Each starts 2 ranks through chapters/14_multi_gpu/one_process_per_gpu/launch.py
+# (--grace 15: the launcher lets the survivor end by itself) running --part 3 --loop 10000000
+# --timeout 4, waits until rank 1 says its loop started, waits a random 0.2 to 1.0 s more,
+# and kills rank 1 with SIGKILL. A trial passes when the survivor (rank 0) exits by itself with code 4
 # (NCCL reported an error) or 5 (a wait passed --timeout) within 10 s of the failure, and no
 # process of the trial is left: neither rank's pid, nor a compute process on the GPUs. The
 # seconds are the launcher's, from the moment it saw rank 1 die to rank 0's exit.
@@ -36,7 +36,7 @@ passed=0
 worst=0
 for t in $(seq 1 "$trials"); do
   : > "$work/err"
-  python3 "$here/chapters/14_multi_gpu/launch.py" --ranks 2 --grace 15 -- \
+  python3 "$here/chapters/14_multi_gpu/one_process_per_gpu/launch.py" --ranks 2 --grace 15 -- \
     "$exe" --part 3 --loop 10000000 --timeout 4 > "$work/out" 2> "$work/err" &
   launcher=$!
   for _ in $(seq 1 600); do  # up to 60 s for NCCL's start

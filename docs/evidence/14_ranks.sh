@@ -19,7 +19,7 @@ set -uo pipefail
 build=${1:?usage: $0 <build_dir>}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 exe="$build/chapters/14_multi_gpu"
-launch=(python3 "$here/chapters/14_multi_gpu/launch.py" --ranks 2)
+launch=(python3 "$here/chapters/14_multi_gpu/one_process_per_gpu/launch.py" --ranks 2)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

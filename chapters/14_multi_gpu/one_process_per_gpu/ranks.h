@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "all_reduce.h"
 #include "bootstrap.h"
+#include "chapters/14_multi_gpu/all_reduce.h"
 #include "common/cli.h"
 #include "common/cuda_utils.cuh"
 #include "common/device.h"

@@ -61,11 +61,11 @@ constexpr Style kStyles[] = {
 };
 
 // Variable `name` as an integer in [lo, hi]: "" and *out, or the message.
-std::string int_var(const Getenv& get, const char* name, int lo, int hi, const std::string& why,
+std::string int_var(const EnvVars& vars, const char* name, int lo, int hi, const std::string& why,
                     int* out) {
   int64_t v = 0;
-  if (!sw::parse_integer(get(name), &v) || v < lo || v > hi)
-    return std::string(name) + "=" + get(name) + ": expected an integer from " +
+  if (!sw::parse_integer(vars.get(name), &v) || v < lo || v > hi)
+    return std::string(name) + "=" + vars.get(name) + ": expected an integer from " +
            std::to_string(lo) + " to " + std::to_string(hi) + why;
   *out = static_cast<int>(v);
   return "";
@@ -149,28 +149,28 @@ class FileBootstrap : public Bootstrap {
 
 }  // namespace
 
-std::string read_rank_env(const Getenv& get, RankEnv* env) {
+std::string read_rank_env(const EnvVars& vars, RankEnv* env) {
   RankEnv e;
   for (const Style& s : kStyles) {
-    if (!get(s.rank) && !get(s.size) && !get(s.local)) continue;
+    if (!vars.get(s.rank) && !vars.get(s.size) && !vars.get(s.local)) continue;
     for (const char* name : {s.rank, s.size, s.local})
-      if (!get(name))
+      if (!vars.get(name))
         return std::string(name) + " is not set, but other " + s.name + " variables are (" +
                s.rank + ", " + s.size + ", " + s.local + " go together)";
-    const std::string why = std::string(" (") + s.size + "=" + get(s.size) + ")";
-    std::string bad = int_var(get, s.size, 1, kMaxRanks, "", &e.size);
-    if (bad.empty()) bad = int_var(get, s.rank, 0, e.size - 1, why, &e.rank);
-    if (bad.empty()) bad = int_var(get, s.local, 0, e.size - 1, why, &e.local_rank);
+    const std::string why = std::string(" (") + s.size + "=" + vars.get(s.size) + ")";
+    std::string bad = int_var(vars, s.size, 1, kMaxRanks, "", &e.size);
+    if (bad.empty()) bad = int_var(vars, s.rank, 0, e.size - 1, why, &e.rank);
+    if (bad.empty()) bad = int_var(vars, s.local, 0, e.size - 1, why, &e.local_rank);
     if (!bad.empty()) return bad;
     e.style = s.name;
     break;
   }
-  if (get("MASTER_ADDR")) {
-    e.addr = get("MASTER_ADDR");
+  if (vars.get("MASTER_ADDR")) {
+    e.addr = vars.get("MASTER_ADDR");
     if (e.addr.empty()) return "MASTER_ADDR is empty: expected a host name or an address";
   }
-  if (get("MASTER_PORT")) {
-    const std::string bad = int_var(get, "MASTER_PORT", 1, 65535, "", &e.port);
+  if (vars.get("MASTER_PORT")) {
+    const std::string bad = int_var(vars, "MASTER_PORT", 1, 65535, "", &e.port);
     if (!bad.empty()) return bad;
   }
   *env = e;

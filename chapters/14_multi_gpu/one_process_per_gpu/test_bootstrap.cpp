@@ -14,20 +14,26 @@
 #include <thread>
 #include <vector>
 
-#include "chapters/14_multi_gpu/bootstrap.h"
+#include "chapters/14_multi_gpu/one_process_per_gpu/bootstrap.h"
 #include "common/cli.h"
 
 using namespace ch14;
 
 namespace {
 
-// A fake environment: the lookup read_rank_env is given.
-Getenv env_of(const std::map<std::string, std::string>& vars) {
-  return [vars](const char* name) -> const char* {
-    auto it = vars.find(name);
-    return it == vars.end() ? nullptr : it->second.c_str();
-  };
-}
+// A fake environment: the variables read_rank_env is given.
+class FakeEnv : public EnvVars {
+ public:
+  explicit FakeEnv(const std::map<std::string, std::string>& vars) : vars_(vars) {}
+  const char* get(const char* name) const override {
+    auto it = vars_.find(name);
+    return it == vars_.end() ? nullptr : it->second.c_str();
+  }
+
+ private:
+  std::map<std::string, std::string> vars_;
+};
+FakeEnv env_of(const std::map<std::string, std::string>& vars) { return FakeEnv(vars); }
 
 // A port nobody listens on now: the kernel picks one for a socket bound to port 0.
 int free_port() {

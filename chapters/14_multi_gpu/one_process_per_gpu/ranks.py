@@ -11,7 +11,7 @@ Runs launch.py --ranks K -- PROGRAM --part 3 --verify-only --timeout 60, four wa
      the sweep must pass and NCCL's log must say "via NET/Socket"
 Each run must exit 0 and print "PASS unique id". The exit code is the first failing run's:
 77 when a rank finds no GPU of its own (fewer than K GPUs here: the test is skipped), 1 when
-a check fails, 3 to 5 for the faults of Part 3 (see the chapter's header).
+a check fails, 3 to 5 for the faults of Part 3 (see README.md).
 """
 import os
 import subprocess

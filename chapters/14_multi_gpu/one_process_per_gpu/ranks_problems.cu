@@ -5,13 +5,12 @@
 #include <algorithm>
 #include <cstdio>
 
-// Chapter 06's kernel, reused, not copied.
-#include "chapters/06_reduce_thread_overload/reduce_overload.cuh"
+#include "chapters/06_reduce_thread_overload/reduce_overload.cuh"  // chapter 06's kernel, reused
+#include "chapters/14_multi_gpu/multi_gpu_checks.h"                // Parts 1 and 2's checks
+#include "chapters/14_multi_gpu/sharded_sum.h"                     // Part 1's block and grid sizes
 #include "common/check.h"
 #include "common/timing.h"
-#include "multi_gpu_checks.h"
 #include "ranks.h"
-#include "sharded_sum.h"
 
 namespace ch14 {
 namespace {

@@ -183,7 +183,7 @@ void Rank::finish() {
 int run_ranks(const sw::CommonOptions& opt, const RankOptions& o, int64_t n, int slices,
               bool force_copy) {
   RankEnv env;
-  const std::string bad = read_rank_env([](const char* v) { return std::getenv(v); }, &env);
+  const std::string bad = read_rank_env(ProcessEnv(), &env);
   if (!bad.empty()) {
     std::fprintf(stderr, "error: %s\n", bad.c_str());
     return sw::kExitBadInput;

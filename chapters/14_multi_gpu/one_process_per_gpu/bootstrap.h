@@ -2,16 +2,16 @@
 // Host code only (no CUDA, no NCCL: the id is 128 opaque bytes here), so that a unit
 // test (test_bootstrap.cpp) runs every bootstrap between threads on any machine.
 //
-//   RankEnv env;                                   // RANK / OMPI_COMM_WORLD_* / SLURM_*
-//   std::string bad = read_rank_env(getenv, &env);  // "" or one line (exit 2)
+//   RankEnv env;                                         // RANK / OMPI_COMM_WORLD_* / SLURM_*
+//   std::string bad = read_rank_env(ProcessEnv(), &env);  // "" or one line (exit 2)
 //   std::unique_ptr<Bootstrap> boot;
 //   BootStatus st = start_bootstrap({"tcp", ""}, env, 30.0, &boot);
-//   st = boot->broadcast(&id_bytes);                // rank 0's bytes reach every rank
+//   st = boot->broadcast(&id_bytes);                      // rank 0's bytes reach every rank
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,14 +35,25 @@ struct RankEnv {
   std::string style = "none";              // whose names: "torchrun", "Open MPI", "Slurm", "none"
 };
 
+// Where read_rank_env looks the variables up: get(name) is the value, or nullptr when the
+// variable is not set. ProcessEnv reads this process's environment; the unit test gives its own.
+class EnvVars {
+ public:
+  virtual ~EnvVars() = default;
+  virtual const char* get(const char* name) const = 0;
+};
+class ProcessEnv : public EnvVars {
+ public:
+  const char* get(const char* name) const override { return std::getenv(name); }
+};
+
 // Reads the variables of the first launcher style present, in this order:
 //   torchrun (and launch.py): RANK, WORLD_SIZE, LOCAL_RANK
-//   Open MPI (mpirun):        OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE,
-//   OMPI_COMM_WORLD_LOCAL_RANK Slurm (srun):             SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID
+//   Open MPI (mpirun):        OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK
+//   Slurm (srun):             SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID
 // plus MASTER_ADDR and MASTER_PORT in every style. None present: one rank. Returns "" or
 // the one-line message (a missing or non-numeric variable, a rank outside the world size).
-using Getenv = std::function<const char*(const char*)>;
-std::string read_rank_env(const Getenv& get, RankEnv* env);
+std::string read_rank_env(const EnvVars& vars, RankEnv* env);
 
 // --bootstrap: "tcp", "file:PATH" or "mpi" (only in a build that found MPI).
 struct BootSpec {
