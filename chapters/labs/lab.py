@@ -7,8 +7,10 @@ Students, in a copy:
     python3 chapters/labs/lab.py tracks                     # the tracks and their tasks
 Instructors, in the repository (chapters/labs/instructor/ is never exported):
     python3 chapters/labs/lab.py export reduce ~/lab-reduce
-    python3 chapters/labs/lab.py grade reduce submissions/ --out grades/ --hidden hidden.json
-    python3 chapters/labs/lab.py selftest reduce --out results/reduce
+    python3 chapters/labs/lab.py grade reduce ~/course/submissions/ --out ~/course/grades/ --hidden ~/course/hidden.json
+    python3 chapters/labs/lab.py selftest reduce --out ~/course/selftest-reduce
+(a course's files, its copies, submissions, grades and hidden file, stay outside the repository:
+an export refuses to run beside them)
 
 The tasks are the marked regions of the chapter sources (tasks.py); the checker
 (labkit/) reads a region's code, builds it, and runs the chapter's own program on
@@ -199,7 +201,11 @@ def instructor_commands(sub):
     def cmd_export(a):
         if a.track not in T.TRACKS:
             fail(f"export: unknown track '{a.track}' (tracks: {', '.join(k for k in T.TRACKS if k != 'standin')})")
-        dest = export.export(a.track, a.dest, reference=a.reference)
+        dest = Path(a.dest).resolve()
+        if dest == ROOT.resolve() or ROOT.resolve() in dest.parents:
+            fail(f"export: {a.dest} is inside the repository ({ROOT}); give a folder outside it, e.g. "
+                 f"~/lab-{a.track}: a copy inside it is a stray tree, which the next export refuses")
+        dest = export.export(a.track, dest, reference=a.reference, need_git=not a.without_git)
         if a.archive:
             import shutil  # noqa: PLC0415
             print(f"wrote {shutil.make_archive(str(dest), 'gztar', root_dir=dest.parent, base_dir=dest.name)}")
@@ -211,6 +217,8 @@ def instructor_commands(sub):
     s.add_argument("dest")
     s.add_argument("--archive", action="store_true", help="also write <dest>.tar.gz")
     s.add_argument("--reference", action="store_true", help="keep the reference code (the grader's tree)")
+    s.add_argument("--without-git", action="store_true",
+                   help="outside a git checkout: copy the allowlisted files found on disk (tracked or not)")
     s.set_defaults(fn=cmd_export)
     s = sub.add_parser("grade", help="instructor: grade a folder of submissions (one student copy each)")
     grade.add_arguments(s)

@@ -79,8 +79,8 @@ TASKS = [
                  "Block b sums its blockDim.x floats x[b*blockDim.x ...] in place, as a tree: at each level "
                  "thread t < offset adds the element `offset` places ahead, halving offset each level. "
                  "The last block may hold fewer elements (count). Thread 0 writes the block's sum to partial[b].",
-                 "Every level must finish before the next one reads it; an element past `count` belongs "
-                 "to nobody.")],
+                 "Every level must finish before the next one reads it; an element of `x` at index `n` or "
+                 "past it belongs to nobody.")],
          [Check("02_reduce_global", ["global-in-place"], grade_size=["--n", "2^26"])],
          size="--n", unit=256, small=["--n", "1000", "--block", "256"], races=True, tolerance=SUM_TOLERANCE),
     Task("shared-tree", "reduce", "A tree in shared memory, sequential addressing",
@@ -92,7 +92,7 @@ TASKS = [
                  shape={"threadIdx.x": 256}),
           Region("chapters/04_reduce_dynamic_shared/04_reduce_dynamic_shared.cu",
                  "The same tree over `size` values in s (size = the block's thread count).",
-                 "It is your chapter 03 loop with kBlock replaced by size.",
+                 "It is your chapter 03 loop, over `size` values instead of chapter 03's block constant.",
                  shape={"threadIdx.x": 256, "size": 256, "array:s": 256})],
          [Check("03_reduce_shared", ["sequential"], ["--variant", "sequential"], grade_size=["--n", "2^26"]),
           Check("04_reduce_dynamic_shared", ["static-shared", "dynamic-shared"])],
@@ -102,10 +102,11 @@ TASKS = [
                  "Warp 0 finishes the block: each of its lanes holds w = s[lane] + s[lane + 32], two of the "
                  "64 partial sums. Halve the distance with __shfl_down_sync until lane 0's w holds the sum "
                  "(the line after the region writes it to out[blockIdx.x]).",
-                 "Offsets 16, 8, 4, 2, 1 with the full mask kFullMask; no shared memory and no barrier."),
+                 "Offsets 16, 8, 4, 2, 1 with the full mask `sw::kFullMask`; no shared memory and no barrier."),
           Region("chapters/06_reduce_thread_overload/reduce_overload.cuh",
                  "warp_sum: return the sum of v over the 32 lanes of the warp, valid in lane 0.",
-                 "The same shuffle loop as chapter 05.", stub="return v;")],
+                 "The same shuffle loop as chapter 05; here the mask is `sw::kFullMask`.",
+                 stub="return v;")],
          [Check("05_reduce_unrolled", ["shuffle"], ["--variant", "shuffle"], grade_size=["--n", "2^26"])],
          size="--n", unit=512, small=["--n", "1000", "--block", "256"], tolerance=SUM_TOLERANCE),
     Task("grid-stride", "reduce", "Thread overload: a grid-stride loop of float4 loads",
@@ -113,7 +114,7 @@ TASKS = [
                  "thread_sum: this thread's share of x[0, n) when gridDim.x * kBlock threads split it. Read "
                  "float4s in a grid-stride loop with kUnroll independent loads per iteration, finish the float4s "
                  "that remain, then add the scalar tail (n % 4 floats), one per thread.",
-                 "Issue all kUnroll loads before using any; the stride is the whole grid, not one block.",
+                 "Issue all `kUnroll` loads before using any; the stride is the whole grid, not one block.",
                  stub="return 0.0f;")],
          [Check("06_reduce_thread_overload", ["two-pass", "single-pass-atomic", "single-pass-last-block"],
                 time_args=["--variant", "two-pass"], grade_size=["--n", "2^26"])],
@@ -124,7 +125,7 @@ TASKS = [
          [Region("chapters/07_histogram_atomic_naive/07_histogram_atomic_naive.cu",
                  "Count the n bytes of `in` into the 256 global counters hist[] (zeroed by the launcher). "
                  "Every thread of the grid takes bytes in a grid-stride loop.",
-                 "Many threads hit the same bin at once: an atomic add, of HistCount{1}.")],
+                 "Many threads hit the same bin at once: an atomic add, of `HistCount{1}`.")],
          [Check("07_histogram_atomic_naive", ["global-atomic-2xsm", "global-atomic-full"], time_args=["--dist", "uniform"],
                 grade_size=["--bytes", "2^28"])],
          size="--bytes", unit=256, small=["--bytes", "4099"], races=True, initcheck=True, tolerance=EXACT),
@@ -144,7 +145,7 @@ TASKS = [
          [Region("chapters/09_transpose_naive/09_transpose_naive.cu",
                  "naive-read-coalesced: thread (x, y) of the block moves element (r, c) of the rows x cols "
                  "input to (c, r) of the output, with threadIdx.x walking along an input row.",
-                 "Row-major: element (r, c) of the input is in[r * cols + c]; the output has `rows` columns. "
+                 "Row-major: element (r, c) of the input is `in[r * cols + c]`; the output has `rows` columns. "
                  "The last tiles may hang over the edges."),
           Region("chapters/09_transpose_naive/09_transpose_naive.cu",
                  "naive-write-coalesced: the same move with threadIdx.x walking along an OUTPUT row.",
@@ -167,7 +168,7 @@ TASKS = [
          [Region("chapters/12_dot_product/dot_kernel.cuh",
                  "Accumulate x[i] * y[i] over this thread's grid-stride range of float4s into acc (four "
                  "fmaf chains, one per lane of the float4), then the n % 4 tail floats.",
-                 "The stride is the whole grid, gridDim.x * kBlock threads.")],
+                 "The stride is the whole grid, `gridDim.x * kBlock` threads.")],
          [Check("12_dot_product", ["two-pass-float4"], time_args=["--variant", "two-pass-float4"],
                 grade_size=["--n", "2^26"])],
          size="--n", unit=4, small=["--n", "1001"],
@@ -180,7 +181,7 @@ TASKS = [
           Region("chapters/13_top2/13_top2.cu",
                  "block_merge_shared: the seed's tree over s[0..kThreads) of Top2: halve the active threads "
                  "each round, merging s[t] with s[t + h]; s[0] ends with the block's top-2.",
-                 "The barrier goes outside the if.",
+                 "The barrier goes outside the `if`.",
                  shape={"threadIdx.x": 256, "kThreads": 256})],
          [Check("13_top2", ["thread-pairs", "shared-tree", "warp-shuffle", "shuffle-int4"],
                 time_args=["--variant", "thread-pairs"], grade_size=["--n", "2^26"])],
@@ -221,7 +222,8 @@ TASKS += [
                  "warp_inclusive_scan: lane l returns v_0 + ... + v_l, the values of lanes 0 to l. Every tile "
                  "scan of the track is built on it: the rows of chapter 16's tiles, the block scans, chapter "
                  "18's scans of its counts.",
-                 "Five steps of distances 1, 2, 4, 8 and 16 with __shfl_up_sync and the full mask kFullMask; "
+                 "Five steps of distances 1, 2, 4, 8 and 16 with `__shfl_up_sync` and the full mask "
+                 "`sw::kFullMask`; "
                  "a lane below the distance has nothing to add (the shuffle hands it back its own value).",
                  stub="return v;")],
          # Only the steps without a look-back: a wrong warp scan inside a look-back can spin
@@ -234,13 +236,13 @@ TASKS += [
          [Region(SCAN_LOOKBACK_H,
                  "draw_tile: thread 0 sets `tile`, the index of the tile this block scans, to the next "
                  "ticket of the counter (zeroed by the launcher before every launch).",
-                 "atomicAdd returns the value before the addition. Why not blockIdx.x? Nothing says block b "
+                 "`atomicAdd` returns the value before the addition. Why not `blockIdx.x`? Nothing says block b "
                  "starts before block b + 1.", stub="tile = 0;"),
           Region(SCAN_LOOKBACK_H,
                  "publish: write the flag (kAggregate or kInclusive) and the value's 62 bits as one status "
                  "word: the flag in the top 2 bits (kFlagShift), the value in the rest (kValueMask), with one "
                  "relaxed atomic store at device scope.",
-                 "cuda::atomic_ref<Count, cuda::thread_scope_device> on *word; a reader must see the flag and "
+                 "`cuda::atomic_ref<Count, cuda::thread_scope_device>` on `*word`; a reader must see the flag and "
                  "the value of the same publication."),
           Region(SCAN_LOOKBACK_H,
                  "read_status: read a status word with one relaxed atomic load at device scope and split it "
@@ -258,7 +260,7 @@ TASKS += [
                  "lowest lane with the digit reads and advances by the group's size), then the lanes below "
                  "in this row.",
                  "The lanes with my digit: the AND over the 8 digit bits of (bit set ? ballot : ~ballot). "
-                 "Then __ffs, __popc, __shfl_sync, and a __syncwarp before the next row reads counts.",
+                 "Then `__ffs`, `__popc`, `__shfl_sync`, and a `__syncwarp` before the next row reads `counts`.",
                  stub="return 0;")],
          [Check("18_radix_sort", ["onesweep", "three-kernel"], time_args=["--variant", "onesweep", "--sort", "keys"],
                 grade_size=["--n", "2^27"])],

@@ -1,6 +1,6 @@
 """Grading a folder of submissions (one student copy each) on this machine's GPU.
 
-    python3 chapters/labs/lab.py grade reduce submissions/ --out grades/ --hidden hidden.json
+    python3 chapters/labs/lab.py grade reduce ~/course/submissions/ --out ~/course/grades/ --hidden ~/course/hidden.json
 
 1. The hidden file is read once, before any submission's code runs, and its digest
    is checked again at the end.

@@ -21,6 +21,10 @@ packs two related tasks together and expects what the grader does.
 On the CPU stand-in track: the grader's self-test (the exploits the stand-in can
 show, the mistakes, the ghosts) with 0 unexpected grades; hidden seeds change the
 data and stay out of the reports.
+The export holds tracked files only: in a scratch repository it refuses (exit 2) an
+untracked hidden.json, a submissions/ or grades/ folder, a nested student copy, an
+untracked .json among the results, and leaves untracked sources out; without git it
+refuses unless --without-git (check_export_strays).
 """
 import csv
 import filecmp
@@ -471,7 +475,121 @@ def check_track(track, tmp, consts):
     return failures
 
 
+def scratch_repo(tmp):
+    """A git repository of this tree's tracked files (as they are now), for the tests that
+    plant files where an instructor would: the checkout itself is never touched (the
+    tracks' tests export from it side by side)."""
+    repo = tmp / "export-repo"
+    files, _ = E.repo_files(ROOT)
+    for f in files:
+        (repo / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / f, repo / f)
+    git = ["git", "-C", str(repo), "-c", "user.name=labs-tools", "-c", "user.email=labs-tools@localhost",
+           "-c", "commit.gpgsign=false"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "the tracked files"]):
+        subprocess.run(git + args, check=True, capture_output=True)
+    return repo
+
+
+def plant(repo, files):
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+
+
+def unplant(repo, files):
+    for rel in files:
+        top = rel.split("/")[0]
+        if top not in ("chapters", "common", "docs") and (repo / top).is_dir():
+            shutil.rmtree(repo / top)  # a planted folder of its own
+        elif (repo / rel).exists():
+            (repo / rel).unlink()
+
+
+def export_from(repo, tmp, name, *extra):
+    dest = tmp / "export-out" / name
+    r = subprocess.run([sys.executable, str(repo / "chapters/labs/lab.py"), "export", "reduce", str(dest), *extra],
+                       capture_output=True, text=True)
+    return r, dest
+
+
+def copy_files(dest):
+    return {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()}
+
+
+def check_export_strays(tmp):
+    """An export holds the track's tracked files and nothing else, and refuses (exit 2, one
+    message naming them) while the repository holds what looks like hidden inputs,
+    submissions, grades or another copy: each planted in a scratch repository as an
+    instructor would have it (the README's grade command once put them in the root)."""
+    tracked = E.repo_files(ROOT)[0]
+    for track in T.TRACKS:  # the allowlist drops nothing keep_in_copy keeps
+        dropped = [f for f in tracked if E.keep_in_copy(f, track) and not E.allowed(f)]
+        expect(not dropped, f"export allowlist: every tracked file a {track} copy keeps is on COPY_ALLOWLIST "
+                            f"(add it there, or leave it out in keep_in_copy) {dropped[:4]}")
+    if not shutil.which("git"):
+        print("skip  export strays: no git program")
+        return
+    repo = scratch_repo(tmp)
+    tracked = set(E.repo_files(repo)[0])
+    nested = E.export("scan", tmp / "nested-copy", root=repo)
+    nested_files = {f"lab-scan/{f}": (nested / f).read_text(errors="replace") for f in copy_files(nested)}
+    shutil.rmtree(nested)
+    plants = [("an untracked hidden.json in the root", {"hidden.json": '{"seeds": [7], "cases": {}}'}, "hidden.json"),
+              ("a submissions/ folder in the root", {"submissions/alice/chapters/02_reduce_global/02_reduce_global.cu":
+                                                     "// alice", "submissions/bob/notes.txt": "bob"}, "submissions/"),
+              ("a grades/ folder", {"grades/grades.csv": "student,task\n"}, "grades/"),
+              ("a nested student copy (lab-scan/)", nested_files, "lab-scan/"),
+              ("an untracked .json beside the results the copy takes",
+               {"docs/runs/results/hidden-cases.json": '{"seeds": [7]}'}, "docs/runs/results/hidden-cases.json")]
+    for k, (what, files, name) in enumerate(plants):
+        plant(repo, files)
+        r, dest = export_from(repo, tmp, f"plant-{k}")
+        unplant(repo, files)
+        ok = r.returncode == 2 and name in r.stderr and "Move them out of the repository" in r.stderr \
+            and not dest.exists()
+        why = f" (exit {r.returncode}, copy written: {dest.exists()}: {r.stderr.strip()[-300:]})"
+        expect(ok, f"export refuses, exit 2, with {what}, naming {name}" + ("" if ok else why))
+    every = {}
+    for _, files, _ in plants:
+        every.update(files)
+    plant(repo, every)
+    r, dest = export_from(repo, tmp, "plant-all")
+    unplant(repo, every)
+    named = [name for _, _, name in plants if f"  {name} (" in r.stderr]
+    expect(r.returncode == 2 and len(named) == len(plants) and r.stderr.count("error:") == 1,
+           f"export refuses every plant at once in one message naming each ({len(named)} of {len(plants)} named)")
+    strays = {"chapters/02_reduce_global/stray_kernel.cu": "__global__ void stray() {}\n",
+              "common/stray_helper.h": "#pragma once\n", "docs/stray_notes.md": "# notes\n",
+              "chapters/labs/labkit/stray.py": "X = 1\n"}
+    plant(repo, strays)  # untracked sources where the copy takes files: not suspicious, never copied
+    r, dest = export_from(repo, tmp, "clean")
+    held = copy_files(dest) if dest.exists() else set()
+    extra = sorted(held - tracked - {E.TRACK_FILE})
+    expect(r.returncode == 0 and held and not extra and not (set(strays) & held),
+           f"a clean export beside untracked source files holds tracked files only (exit {r.returncode}, "
+           f"not tracked: {extra[:4]})")
+    shutil.rmtree(repo / ".git")  # without git: refused unless --without-git, which still refuses strays
+    r, dest = export_from(repo, tmp, "no-git")
+    expect(r.returncode == 2 and "--without-git" in r.stderr and not dest.exists(),
+           f"without git, export refuses and names --without-git (exit {r.returncode})")
+    unplant(repo, strays)
+    plant(repo, plants[0][1])
+    r, dest = export_from(repo, tmp, "no-git-hidden", "--without-git")
+    unplant(repo, plants[0][1])
+    expect(r.returncode == 2 and "hidden.json" in r.stderr, f"without git, export still refuses a hidden.json "
+                                                            f"(exit {r.returncode})")
+    r, dest = export_from(repo, tmp, "no-git-clean", "--without-git")
+    held = copy_files(dest) if dest.exists() else set()
+    expect(r.returncode == 0 and held and held - {E.TRACK_FILE} <= tracked,
+           f"without git (--without-git) a clean tree exports the same kinds of file (exit {r.returncode}, "
+           f"{sorted(held - {E.TRACK_FILE} - tracked)[:4]})")
+    shutil.rmtree(repo, ignore_errors=True)
+    shutil.rmtree(tmp / "export-out", ignore_errors=True)
+
+
 def check_standin(tmp):
+    check_export_strays(tmp)
     catalogue_documented()
     check_requirements()
     check_sanitizer_verdict()
@@ -489,6 +607,11 @@ def main():
     # The copies share a ccache: a caller that disables ccache for its own cold build must not
     # disable theirs.
     os.environ.pop("CCACHE_DISABLE", None)
+    bad = E.strays(ROOT)  # every export below would refuse: say why once
+    if bad:
+        print("FAIL  the repository holds what an export refuses; move it out of the repository:\n"
+              + "\n".join(f"        {k} ({why})" for k, why in sorted(bad.items())))
+        return 1
     tmp = Path(tempfile.mkdtemp(prefix="labs-tools-"))
     consts = L.repo_constants()
     only = os.environ.get("LAB_TRACKS", "").split(",") if os.environ.get("LAB_TRACKS") else None
