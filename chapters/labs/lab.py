@@ -27,7 +27,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import tasks as T  # noqa: E402
 from labkit import regions  # noqa: E402
-from labkit.check import Settings, build, check_task, physical_floor, timed_record  # noqa: E402
+from labkit.check import Settings, build, check_task, disagreement, physical_floor, timed_record  # noqa: E402
 from labkit.runner import EXIT_SKIP, gpu_present, run  # noqa: E402
 
 TRACK_FILE = "chapters/labs/track.txt"   # present in a student copy only: its track
@@ -140,11 +140,11 @@ def cmd_check(a):
 
 def time_one(task, res, root, build_dir, settings):
     c = task.checks[0]
-    rec, device, _ = timed_record([str(build_dir / "chapters" / c.chapter)], c, settings)
+    rec, device, r = timed_record([str(build_dir / "chapters" / c.chapter)], c, settings)
     if rec is None:
         res.fail("FAIL", "the timed run printed no result")
         return
-    why = physical_floor(rec, device)
+    why = disagreement(r) or physical_floor(rec, device)
     if why:
         res.fail("FAIL", why)
         return

@@ -41,8 +41,8 @@ sys.path.insert(0, str(LABS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tasks as T  # noqa: E402
 from labkit import regions, static  # noqa: E402
-from labkit.check import (RUN_TIMEOUT, Settings, TaskResult, build, check_task, physical_floor,  # noqa: E402
-                          timed_record)
+from labkit.check import (RUN_TIMEOUT, Settings, TaskResult, build, check_task, disagreement,  # noqa: E402
+                          physical_floor, timed_record)
 from labkit.runner import Sandbox, run  # noqa: E402
 
 import audit  # noqa: E402
@@ -375,7 +375,7 @@ class Grader:
                     if rec is None:
                         res.fail("FAIL", f"the timed run printed no result for {c.steps[0]} (exit code {r.code})")
                         break
-                    why = physical_floor(rec, device)
+                    why = disagreement(r) or physical_floor(rec, device)
                     if why:
                         res.fail("FAIL", why)
                         break

@@ -7,6 +7,9 @@
               finding; the same tree reading one element past the array still does,
               and a local of a sibling block or one assigned again is not taken as
               the access's value
+  agreement   a run whose exit code disagrees with its printed records (exit 1 and
+              every check ok; exit 0 and a check or result row failed; a summary
+              that counts other failures than those printed) is FAIL
 
 The copies (the stand-in's, and the scan track's built for PTX without device
 optimisation) compile through ccache where it is installed: about a minute cold.
@@ -25,7 +28,8 @@ ROOT = LABS.parent.parent
 sys.path.insert(0, str(LABS))
 sys.path.insert(0, str(INSTRUCTOR))
 import tasks as T  # noqa: E402
-from labkit import regions, static  # noqa: E402
+from labkit import check, regions, static  # noqa: E402
+from labkit.runner import Run  # noqa: E402
 
 from export import export  # noqa: E402
 
@@ -88,12 +92,43 @@ def test_bounds(tmp):
     shutil.rmtree(ref)
 
 
+# --- the exit code and the printed records -------------------------------------------------------
+
+def fake_run(code, checks, summary_failed=None, results=()):
+    lines = [f'{{"record":"check","what":"{w}","ok":{"true" if ok else "false"},"detail":""}}' for w, ok in checks]
+    lines += [f'{{"record":"result","variant":"sum","ok":{"true" if ok else "false"}}}' for ok in results]
+    failed = sum(not ok for _, ok in checks) if summary_failed is None else summary_failed
+    lines.append(f'{{"record":"summary","checks":{len(checks)},"failed":{failed}}}')
+    return Run(cmd=[], code=code, out="\n".join(lines)).parse()
+
+
+def test_agreement_unit():
+    steps = ["sum"]
+    cases = [
+        ("exit 1, every printed check ok", fake_run(1, [("sum n=1", True), ("sum n=2", True)], 0), "FAIL", "disagree"),
+        ("exit 0, another step's printed check failed", fake_run(0, [("sum n=1", True), ("other", False)], 0),
+         "FAIL", "disagree"),
+        ("exit 0, a printed result row not ok", fake_run(0, [("sum n=1", True)], 0, results=[False]), "FAIL",
+         "disagree"),
+        ("exit 1, the summary counts 3 failures, 1 printed",
+         fake_run(1, [("sum n=1", True), ("other", False)], 3), "FAIL", "summary counts 3"),
+        ("exit 1, its own check failed (a plain failure)", fake_run(1, [("sum n=1", False)]), "FAIL", "FAIL sum n=1"),
+        ("exit 1, another step failed beside its own passing one", fake_run(1, [("sum n=1", True), ("other", False)]),
+         "PASS", ""),
+        ("exit 0, every check ok", fake_run(0, [("sum n=1", True)]), "PASS", ""),
+    ]
+    for what, r, want, says in cases:
+        st, _, _, lines = check.verdict(r, steps)
+        expect(st == want and says in " ".join(lines), f"verdict, {what}: {want} ({st}: {lines})")
+
+
 def main():
     os.environ.pop("CCACHE_DISABLE", None)
     tmp = Path(tempfile.mkdtemp(prefix="labs-rules-"))
     start = time.monotonic()
     try:
         timed(test_bounds, tmp)
+        timed(test_agreement_unit)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{len(failures)} failed ({time.monotonic() - start:.0f} s)")

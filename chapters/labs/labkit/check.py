@@ -91,8 +91,32 @@ def verdict(r, steps):
         return "FAIL", 0, 1, [f"no check of {', '.join(steps)} was printed: the program ended early (exit code {r.code})"]
     if r.summary is None:
         return "FAIL", 0, 1, [f"the program ended before its summary (exit code {r.code})"]
+    why = disagreement(r)
+    if why:
+        return "FAIL", 0, 1, [why]
     bad = [f"FAIL {c.what}" + (f": {c.detail}" if c.detail else "") for c in ours if not c.ok]
     return ("FAIL" if bad else "PASS"), len(ours) - len(bad), len(ours), bad[:3]
+
+
+def disagreement(r):
+    """Why a run's exit code and its printed records cannot both be true, or "". The
+    harness exits 0 exactly when every check and result it printed is ok (and it ran
+    one), 1 when one failed, and its summary counts the failures it printed: a run whose
+    output says "ok" while it exits 1 had its output rewritten, one that exits 0 after a
+    failing check had its exit code changed. Every record counts, not only this task's:
+    the exit code covers them all."""
+    failed = sum(not c.ok for c in r.checks) + sum(x.get("ok") is False for x in r.results)
+    if r.code == 1 and failed == 0:
+        return ("the program exited with code 1 (a failure) but every check it printed passed: its output and its "
+                "exit code disagree (was its output rewritten?)")
+    if r.code == 0 and failed:
+        return (f"the program exited with code 0 (every check passed) but {failed} of the checks it printed failed: "
+                "its exit code and its output disagree")
+    summary = r.summary.get("failed") if r.summary else None
+    if isinstance(summary, int) and not isinstance(summary, bool) and summary != failed:
+        return (f"the program's summary counts {summary} failed checks but it printed {failed}: its records "
+                "disagree (were some rewritten or added?)")
+    return ""
 
 
 def run_checks(exe, args, settings, env=None, timeout=None):
