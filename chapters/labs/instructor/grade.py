@@ -7,8 +7,8 @@
 2. Each submission is built in a clean reference tree with only its region bodies
    put in: the harness, the checks, the build and these tools come from the
    reference, whatever else the student changed. A region must parse as a piece of
-   its function (labkit/static.py), and its object files must not define or call
-   what a region never needs (audit.py).
+   its function (labkit/static.py), and its object files must define nothing
+   beyond the task's own code and call nothing a region never needs (audit.py).
 3. The checks of every (submission, task) run in parallel, each program in its own
    process group with a time limit, inside a bubblewrap sandbox: read-only files,
    an empty /tmp, no network, the hidden file and the other submissions hidden.
@@ -252,13 +252,15 @@ class Grader:
                         (sub_bin / ch).parent.mkdir(parents=True, exist_ok=True)
                         shutil.copy2(b / "chapters" / ch, sub_bin / ch)
                 if "audit" not in self.off(sub.name):
+                    own = audit.own_functions(originals.values())
                     for task in runnable:
                         if task.id in early:
                             continue
                         found = []
                         for ch in region_chapters(task):
                             if built.get(ch, (False,))[0]:
-                                found += audit.audit(audit.objects(b, ch), sorted((self.ref_obj / ch).glob("*.o")))
+                                found += audit.audit(audit.objects(b, ch), sorted((self.ref_obj / ch).glob("*.o")),
+                                                     own)
                         if found:
                             early[task.id] = ("FAIL", "symbol audit: " + "; ".join(dict.fromkeys(found)))
                             log.write(f"audit {task.id}: {found}\n")

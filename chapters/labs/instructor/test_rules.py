@@ -10,6 +10,13 @@
   agreement   a run whose exit code disagrees with its printed records (exit 1 and
               every check ok; exit 0 and a check or result row failed; a summary
               that counts other failures than those printed) is FAIL
+  audit       the symbol audit allows only what the reference defines (and what is
+              local to the region's function, the optimizer's clones and out-of-line
+              copies of the reference's functions, weak std:: and sw:: instances):
+              printf, fwrite and malloc defined at namespace scope, a constructor, an
+              atexit handler and a static object at namespace scope are each named, and
+              a call to _Exit; correct variants of the stand-in are not; on the scan
+              track, a printf defined at namespace scope in scan_lookback.cuh is named
 
 The copies (the stand-in's, and the scan track's built for PTX without device
 optimisation) compile through ccache where it is installed: about a minute cold.
@@ -31,9 +38,17 @@ import tasks as T  # noqa: E402
 from labkit import check, regions, static  # noqa: E402
 from labkit.runner import Run  # noqa: E402
 
+import audit as A  # noqa: E402
+import exploits as X  # noqa: E402
+import selftest as S  # noqa: E402
 from export import export  # noqa: E402
 
 failures = []
+# The scan copy is built as the tools' own tests build copies: PTX for one target, no
+# optimisation of device code.
+SCAN_SETUP = ["-Demulate=t4", "-Dbuildtype=plain", "-Dcuda_args=-Xcicc=-O0"]
+STANDIN_SETUP = ["-Dgpu_arch=portable"]
+STANDIN_TU = "chapters/labs/standin/standin.cpp"
 
 
 def expect(cond, what):
@@ -51,6 +66,73 @@ def timed(fn, *args):
     out = fn(*args)
     print(f"      ({fn.__name__}: {time.monotonic() - t0:.1f} s)", flush=True)
     return out
+
+
+def rejects(findings):
+    return [f for f in findings if f.severity == "reject"]
+
+
+def short(problems):
+    return [p[:160] for p in problems[:4]] if problems else problems
+
+
+def plant(copy, task, old, new, name="planted"):
+    """Replaces `old` by `new` in the task's region of the copy (selftest.apply)."""
+    from argparse import Namespace  # noqa: PLC0415
+    file = next(r.file for r in task.regions if old in (Path(copy) / r.file).read_text())
+    S.apply(copy, task, Namespace(name=name, file=file, old=old, new=new))
+
+
+def saved_files(copy, task):
+    return {r.file: (Path(copy) / r.file).read_text() for r in task.regions}
+
+
+def restore(copy, saved):
+    for f, text in saved.items():
+        (Path(copy) / f).write_text(text)
+
+
+def ccache_env(tmp):
+    return dict(os.environ, CCACHE_BASEDIR=str(tmp), CCACHE_NOHASHDIR="1")
+
+
+def setup_copy(track, tmp, options):
+    copy = export(track, tmp / track, reference=True)
+    r = subprocess.run(["meson", "setup", "build"] + options, cwd=copy, capture_output=True, text=True,
+                       env=ccache_env(tmp))
+    if r.returncode != 0:
+        raise SystemExit(f"meson setup of the {track} copy failed:\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
+    return copy
+
+
+def compile_object(copy, tu, out, tmp):
+    """Compiles one translation unit of the copy's build, with the build's own command
+    (its launcher, ccache, kept), into `out`."""
+    import json  # noqa: PLC0415
+    import shlex  # noqa: PLC0415
+    src = os.path.realpath(copy / tu)
+    entry = next(e for e in json.loads((copy / "build/compile_commands.json").read_text())
+                 if os.path.realpath(os.path.join(e["directory"], e["file"])) == src)
+    argv, k, keep = shlex.split(entry["command"]), 0, []
+    while k < len(argv):
+        a = argv[k]
+        if a in ("-o", "-MF", "-MT", "-MQ"):
+            k += 2
+            continue
+        if a not in ("-c", "-MD", "-MMD") and os.path.realpath(os.path.join(entry["directory"], a)) != src:
+            keep.append(a)
+        k += 1
+    r = subprocess.run(keep + ["-c", src, "-o", str(out)], cwd=entry["directory"], capture_output=True, text=True,
+                       env=ccache_env(copy.parent))
+    return r.returncode == 0, (r.stderr or r.stdout)[-2000:]
+
+
+def obj_path(tmp, label, name):
+    """tmp/objects/<label>/<name>: the audit matches a submission's object with the
+    reference's by name."""
+    d = tmp / "objects" / label
+    d.mkdir(parents=True, exist_ok=True)
+    return d / name
 
 
 # --- bounds ------------------------------------------------------------------------------------
@@ -122,6 +204,105 @@ def test_agreement_unit():
         expect(st == want and says in " ".join(lines), f"verdict, {what}: {want} ({st}: {lines})")
 
 
+# --- the symbol audit ----------------------------------------------------------------------------
+
+def audit_of(copy, tmp, task, new, name, ref_obj, own):
+    saved = saved_files(copy, task)
+    plant(copy, task, X.S_END, new, name)
+    out = obj_path(tmp, name, ref_obj.name)
+    ok, log = compile_object(copy, STANDIN_TU, out, tmp)
+    restore(copy, saved)
+    if not ok:
+        return None, log
+    return A.audit([out], [ref_obj], own), ""
+
+
+def test_audit_standin(copy, tmp):
+    task = T.task("standin-sum")
+    ref_obj = obj_path(tmp, "reference", "standin.o")
+    ok, log = compile_object(copy, STANDIN_TU, ref_obj, tmp)
+    expect(ok, "audit: the stand-in's reference compiles" + ("" if ok else "\n" + log))
+    if not ok:
+        return
+    own = A.own_functions([(copy / STANDIN_TU).read_text()])
+    expect(A.audit([ref_obj], [ref_obj], own) == [], "audit: the reference against itself has no problem")
+    bad = [
+        ("printf defined at namespace scope", X.escape(X.REWRITING_PRINTF), "defines printf"),
+        ("fwrite defined at namespace scope",
+         X.escape('extern "C" size_t fwrite(const void*, size_t, size_t n, std::FILE*) { return n; }'),
+         "defines fwrite"),
+        ("malloc defined at namespace scope",
+         X.escape('extern "C" void* malloc(size_t n) noexcept { static char pool[1 << 20]; static size_t used = 0;\n'
+                  '  used += (n + 15) & ~size_t{15}; return pool + used - ((n + 15) & ~size_t{15}); }'),
+         "defines malloc"),
+        ("a constructor function", X.escape("__attribute__((constructor)) static void early_() { std::fflush(stdout); }"),
+         "early_()"),
+        ("an atexit handler at namespace scope",
+         X.escape("static void handler_() { std::fflush(stdout); }\n"
+                  "static const int registered_ = std::atexit(handler_);"), "handler_()"),
+        ("a static object with a constructor at namespace scope",
+         X.escape("struct Noisy_ { Noisy_() { std::fflush(stdout); } };\nstatic Noisy_ noisy_;"),
+         "defines _GLOBAL__sub_I"),
+        ("a call that ends the process with its own exit code", "  if (n == 0) std::_Exit(0);\n  return s;\n",
+         "calls _Exit"),
+    ]
+    for what, new, says in bad:
+        problems, log = audit_of(copy, tmp, task, new, "bad", ref_obj, own)
+        expect(problems is not None and any(says in p for p in problems),
+               f"audit: {what} is named ('{says}') {short(problems) if problems is not None else log}")
+        if says == "calls _Exit":  # the call changes main's inlining: sw::summarize gets a weak instance
+            expect(problems is not None and len(problems) == 1,
+                   f"audit: ... and nothing else: not the harness's inline sw::summarize, which the "
+                   f"optimizer now keeps out of line {short(problems)}")
+    good = [
+        ("another loop: a lambda, a local static, std::min",
+         "  static const int64_t kChunk = 4;\n"
+         "  auto add = [&](int64_t lo, int64_t hi) { int64_t t = 0; for (int64_t i = lo; i < hi; ++i) t += x[i];"
+         " return t; };\n"
+         "  int64_t u = 0;\n"
+         "  for (int64_t i = 0; i < n; i += kChunk) u += add(i, std::min(n, i + kChunk));\n"
+         "  return u + (s - s);\n"),
+        ("a local class with a virtual function",
+         "  struct Adder { virtual ~Adder() = default; virtual int64_t add(int64_t a, int32_t b) const "
+         "{ return a + b; } };\n"
+         "  static const Adder adder;\n  int64_t u = 0;\n  for (int64_t i = 0; i < n; ++i) u = adder.add(u, x[i]);\n"
+         "  return u + (s - s);\n"),
+        ("eight accumulators: the optimizer no longer inlines sum_range, whose own symbol appears",
+         "".join(f"  int64_t a{k} = 0;\n" for k in range(8)) + "  int64_t i = 0;\n  for (; i + 8 <= n; i += 8) {\n" +
+         "".join(f"    a{k} += x[i + {k}];\n" for k in range(8)) + "  }\n  for (; i < n; ++i) a0 += x[i];\n"
+         "  return s + " + " + ".join(f"a{k}" for k in range(8)) + ";\n"),
+    ]
+    for what, new in good:
+        problems, log = audit_of(copy, tmp, task, new, "good", ref_obj, own)
+        expect(problems == [], f"audit: {what} has no problem {short(problems) if problems is not None else log}")
+
+
+# The scan track's region leaves its function and defines printf at namespace scope.
+SCAN_PRINTF = ("  return v;\n}\n" + X.REWRITING_PRINTF +
+               "template <class T>\n__device__ __forceinline__ T reopened_(T v) {\n  return v;\n")
+
+
+def test_audit_scan(copy, tmp):
+    """A printf defined at namespace scope from the scan track's warp-scan region (in
+    scan_lookback.cuh): the audit names it, and the reference against itself is clean."""
+    task = T.task("warp-scan")
+    tu = "chapters/16_scan/16_scan.cu"
+    ref_obj, sub_obj = obj_path(tmp, "scan-reference", "16_scan.o"), obj_path(tmp, "scan-escape", "16_scan.o")
+    ok, log = compile_object(copy, tu, ref_obj, tmp)
+    expect(ok, "audit: chapter 16's reference compiles" + ("" if ok else "\n" + log))
+    saved = saved_files(copy, task)
+    plant(copy, task, "  return v;\n", SCAN_PRINTF)
+    what, says = "a printf defined at namespace scope", "defines printf"
+    ok2, log = compile_object(copy, tu, sub_obj, tmp)
+    restore(copy, saved)
+    expect(ok2, f"audit: chapter 16 compiles with {what}" + ("" if ok2 else "\n" + log))
+    if ok and ok2:
+        own = A.own_functions([(copy / r.file).read_text() for r in task.regions])
+        problems = A.audit([sub_obj], [ref_obj], own)
+        expect(any(says in p for p in problems), f"audit: {what}: '{says}' ({short(problems)})")
+        expect(A.audit([ref_obj], [ref_obj], own) == [], "audit: chapter 16's reference against itself: no problem")
+
+
 def main():
     os.environ.pop("CCACHE_DISABLE", None)
     tmp = Path(tempfile.mkdtemp(prefix="labs-rules-"))
@@ -129,6 +310,10 @@ def main():
     try:
         timed(test_bounds, tmp)
         timed(test_agreement_unit)
+        standin = timed(setup_copy, "standin", tmp, STANDIN_SETUP)
+        timed(test_audit_standin, standin, tmp)
+        scan = timed(setup_copy, "scan", tmp, SCAN_SETUP)
+        timed(test_audit_scan, scan, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{len(failures)} failed ({time.monotonic() - start:.0f} s)")
