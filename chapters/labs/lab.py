@@ -120,7 +120,7 @@ def cmd_check(a):
         chapters = list(dict.fromkeys(c.chapter for t in written for c in t.checks))
         print(f"$ ninja -C {build_dir} {' '.join('chapters/' + c for c in chapters)}", flush=True)
         built = build(build_dir, chapters, root, written)
-    settings = Settings(seed=a.seed, sanitizer=not a.no_sanitizer, size_args=size_args)
+    settings = Settings(seed=a.seed, sanitizer=not a.no_sanitizer, size_args=size_args, build_dir=str(build_dir))
     track = tree_track(root) or tasks[0].track if tasks else ""
     results = []
     for t in tasks:

@@ -17,6 +17,13 @@
               atexit handler and a static object at namespace scope are each named, and
               a call to _Exit; correct variants of the stand-in are not; on the scan
               track, a printf defined at namespace scope in scan_lookback.cuh is named
+  as compiled the rules on a region after the compiler's own preprocessor, on the
+              stand-in (g++) and on the scan track (nvcc, CUB): a library reached
+              through CUB_NS_QUALIFIER, a function left through
+              _GLIBCXX_END_NAMESPACE_CXX11, a balanced macro of braces, and a barrier
+              under a condition on __cudaGet_threadIdx() are each found after the
+              preprocessor and not before; the references get no finding; a raw string
+              that would forge a line marker is rejected as written
 
 The copies (the stand-in's, and the scan track's built for PTX without device
 optimisation) compile through ccache where it is installed: about a minute cold.
@@ -35,7 +42,7 @@ ROOT = LABS.parent.parent
 sys.path.insert(0, str(LABS))
 sys.path.insert(0, str(INSTRUCTOR))
 import tasks as T  # noqa: E402
-from labkit import check, regions, static  # noqa: E402
+from labkit import check, expanded, regions, static  # noqa: E402
 from labkit.runner import Run  # noqa: E402
 
 import audit as A  # noqa: E402
@@ -303,6 +310,87 @@ def test_audit_scan(copy, tmp):
         expect(A.audit([ref_obj], [ref_obj], own) == [], "audit: chapter 16's reference against itself: no problem")
 
 
+# --- the rules as compiled ----------------------------------------------------------------------
+
+def raw_rules(copy, task):
+    return [f for f, first, body in regions.region_starts(copy, task) for f in static.region_rules(body, f, first)]
+
+
+def test_compiled_standin(copy):
+    task = T.task("standin-sum")
+    found, problems = expanded.findings(copy, copy / "build", task)
+    expect(not found and not problems, f"as compiled: the stand-in's reference gets no finding {texts(found)} {problems}")
+    cases = [
+        ("a function left through _GLIBCXX_END_NAMESPACE_CXX11, a printf at namespace scope",
+         X.brace_escape(X.REWRITING_PRINTF), "leaves-function", "_GLIBCXX_END_NAMESPACE_CXX11"),
+        ("a balanced macro of braces (libstdc++'s __glibcxx_assert: do { ... } while (false))",
+         "  __glibcxx_assert(n >= 0);\n  return s;\n", "leaves-function", "__glibcxx_assert"),
+    ]
+    for what, new, rule, says in cases:
+        saved = saved_files(copy, task)
+        plant(copy, task, X.S_END, new)
+        raw = rejects(raw_rules(copy, task))
+        found, problems = expanded.findings(copy, copy / "build", task)
+        restore(copy, saved)
+        expect(not raw, f"as compiled: {what}: passes the rules as written {texts(raw)}")
+        hit = [f for f in rejects(found) if f.rule == rule and says in f.message]
+        expect(hit and not problems, f"as compiled: {what}: breaks '{rule}' after the preprocessor, naming {says} "
+                                     f"{texts(rejects(found))[:2]} {problems}")
+
+
+def test_line_marker_forgery(copy):
+    """The rules as compiled find a region's lines by the preprocessor's line markers; a raw
+    string that holds a line starting with '#' would read as one, so it is rejected as
+    written."""
+    task = T.task("standin-sum")
+    saved = saved_files(copy, task)
+    plant(copy, task, X.S_END, '  const char* note = R"(\n# 1 "/elsewhere"\n)";\n  (void)note;\n  return s;\n')
+    raw = [f for f in rejects(raw_rules(copy, task)) if f.rule == "directive"]
+    restore(copy, saved)
+    expect(raw, f"as written: a raw string holding a line marker ('# 1 \"/elsewhere\"') is 'directive' {texts(raw)}")
+
+
+# What issue 47 saw on the scan track, planted in warp-scan's region.
+SCAN_MACROS = [
+    ("CUB through CUB_NS_QUALIFIER", X.WARP_SCAN_LOOP,
+     "  using WarpScan = CUB_NS_QUALIFIER::WarpScan<T>;\n  typename WarpScan::TempStorage temp;\n"
+     "  WarpScan(temp).InclusiveSum(v, v);\n  return v;\n", "library", "CUB_NS_QUALIFIER"),
+    ("a function left through _GLIBCXX_END_NAMESPACE_CXX11, a printf at namespace scope", X.WARP_SCAN_LOOP,
+     "  return v;\n_GLIBCXX_END_NAMESPACE_CXX11\n" + X.REWRITING_PRINTF + "_GLIBCXX_BEGIN_NAMESPACE_CXX11\n",
+     "leaves-function", "_GLIBCXX_END_NAMESPACE_CXX11"),
+]
+
+
+def test_compiled_scan(copy):
+    ws, lb, ds = T.task("warp-scan"), T.task("lookback"), T.task("digit-scatter")
+    for task in (ws, lb, ds):
+        found, problems = expanded.findings(copy, copy / "build", task)
+        expect(not found and not problems, f"as compiled: the scan reference's {task.id} gets no finding "
+                                           f"{texts(found)} {problems}")
+    for what, old, new, rule, says in SCAN_MACROS:
+        saved = saved_files(copy, ws)
+        plant(copy, ws, old, new)
+        raw = rejects(raw_rules(copy, ws))
+        found, problems = expanded.findings(copy, copy / "build", ws)
+        restore(copy, saved)
+        expect(not raw, f"as compiled: {what}: passes the rules as written {texts(raw)}")
+        hit = [f for f in rejects(found) if f.rule == rule and says in f.message]
+        expect(hit and not problems, f"as compiled: {what}: breaks '{rule}' after the preprocessor, naming {says} "
+                                     f"{texts(rejects(found))[:2]} {problems}")
+    # A barrier under a condition on the thread, hidden in a macro of cuda_runtime.h.
+    saved = saved_files(copy, ds)
+    old = "  return base + below;\n"
+    plant(copy, ds, old, "  if (__cudaGet_threadIdx().x < 16) {\n    __syncthreads();\n  }\n" + old)
+    before = [f for f in static.analyse(copy, ds) if f.rule == "barrier-in-branch"]
+    found, problems = expanded.findings(copy, copy / "build", ds)
+    restore(copy, saved)
+    expect(not before, f"as compiled: a barrier under __cudaGet_threadIdx().x < 16 is not found as written "
+                       f"{texts(before)}")
+    expect(any(f.rule == "barrier-in-branch" for f in found) and not problems,
+           f"as compiled: a barrier under __cudaGet_threadIdx().x < 16 is barrier-in-branch after the preprocessor "
+           f"{texts(found)} {problems}")
+
+
 def main():
     os.environ.pop("CCACHE_DISABLE", None)
     tmp = Path(tempfile.mkdtemp(prefix="labs-rules-"))
@@ -312,8 +400,11 @@ def main():
         timed(test_agreement_unit)
         standin = timed(setup_copy, "standin", tmp, STANDIN_SETUP)
         timed(test_audit_standin, standin, tmp)
+        timed(test_compiled_standin, standin)
+        timed(test_line_marker_forgery, standin)
         scan = timed(setup_copy, "scan", tmp, SCAN_SETUP)
         timed(test_audit_scan, scan, tmp)
+        timed(test_compiled_scan, scan)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{len(failures)} failed ({time.monotonic() - start:.0f} s)")

@@ -26,6 +26,7 @@ from . import cxx
 from .regions import find_regions
 
 LIBRARY = re.compile(r"^(cub|thrust|cutlass|cudnn\w*|cublas\w*|cusparse\w*|cufft\w*|curand\w*|nvcuda|qsort)$")
+STD_LIBRARY = ("sort", "stable_sort", "accumulate", "reduce", "transform_reduce")  # std::<name>: a library
 BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "__barrier_sync"}
 OLD_INTRINSICS = {"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor", "__any", "__all", "__ballot"}
 SHUFFLES = {"__shfl_sync": (0,), "__shfl_up_sync": (0, 2), "__shfl_down_sync": (0, 2), "__shfl_xor_sync": (0, 2)}
@@ -97,12 +98,15 @@ def region_rules(body_lines, file, first_line):
             if nxt != "pragma":
                 out.append(Finding("directive", file, line, f"a preprocessor directive ('#{nxt}'): only #pragma "
                                    "is allowed in a region"))
+        elif t.kind == "str" and re.search(r"\n[ \t]*#", t.text):
+            out.append(Finding("directive", file, line, "a string literal holds a line that starts with '#': in the "
+                               "preprocessor's output it would read as a directive or a line marker"))
         elif t.kind == "id" and t.text in ("asm", "__asm__", "__asm"):
             out.append(Finding("assembler", file, line, f"'{t.text}': inline assembler is not allowed in a region"))
         elif t.kind == "id" and LIBRARY.match(t.text):
             out.append(Finding("library", file, line, f"'{t.text}': the task must not call a library"))
         elif t.kind == "id" and t.text == "std" and k + 2 < len(toks) and toks[k + 1].text == "::" and \
-                toks[k + 2].text in ("sort", "stable_sort", "accumulate", "reduce", "transform_reduce"):
+                toks[k + 2].text in STD_LIBRARY:
             out.append(Finding("library", file, line, f"'std::{toks[k + 2].text}': the task must not call a library"))
     return out
 
