@@ -24,6 +24,12 @@
               under a condition on __cudaGet_threadIdx() are each found after the
               preprocessor and not before; the references get no finding; a raw string
               that would forge a line marker is rejected as written
+  catalogue   every issue-47 exploit of exploits.py is rejected by the host stages its
+              entry names: the rules (as written or as compiled), and without the rules
+              the symbol audit, each with the line the entry expects; the stand-in
+              built with `rewrites-its-output` (a filter on stdout that turns every
+              failing record into a passing one) prints only passing checks, exits 1,
+              and its verdict is FAIL
 
 The copies (the stand-in's, and the scan track's built for PTX without device
 optimisation) compile through ccache where it is installed: about a minute cold.
@@ -43,7 +49,7 @@ sys.path.insert(0, str(LABS))
 sys.path.insert(0, str(INSTRUCTOR))
 import tasks as T  # noqa: E402
 from labkit import check, expanded, regions, static  # noqa: E402
-from labkit.runner import Run  # noqa: E402
+from labkit.runner import Run, run  # noqa: E402
 
 import audit as A  # noqa: E402
 import exploits as X  # noqa: E402
@@ -278,28 +284,25 @@ def test_audit_standin(copy, tmp):
          "".join(f"  int64_t a{k} = 0;\n" for k in range(8)) + "  int64_t i = 0;\n  for (; i + 8 <= n; i += 8) {\n" +
          "".join(f"    a{k} += x[i + {k}];\n" for k in range(8)) + "  }\n  for (; i < n; ++i) a0 += x[i];\n"
          "  return s + " + " + ".join(f"a{k}" for k in range(8)) + ";\n"),
+        ("rewrites-its-output (the exit code catches it, not the audit)",
+         next(e for e in X.EXPLOITS["standin-sum"] if e.name == "rewrites-its-output").new),
     ]
     for what, new in good:
         problems, log = audit_of(copy, tmp, task, new, "good", ref_obj, own)
         expect(problems == [], f"audit: {what} has no problem {short(problems) if problems is not None else log}")
 
 
-# The scan track's region leaves its function and defines printf at namespace scope.
-SCAN_PRINTF = ("  return v;\n}\n" + X.REWRITING_PRINTF +
-               "template <class T>\n__device__ __forceinline__ T reopened_(T v) {\n  return v;\n")
-
-
 def test_audit_scan(copy, tmp):
-    """A printf defined at namespace scope from the scan track's warp-scan region (in
-    scan_lookback.cuh): the audit names it, and the reference against itself is clean."""
+    """The scan track's brace-macro-escape, without the rules: the audit names printf."""
     task = T.task("warp-scan")
     tu = "chapters/16_scan/16_scan.cu"
     ref_obj, sub_obj = obj_path(tmp, "scan-reference", "16_scan.o"), obj_path(tmp, "scan-escape", "16_scan.o")
     ok, log = compile_object(copy, tu, ref_obj, tmp)
     expect(ok, "audit: chapter 16's reference compiles" + ("" if ok else "\n" + log))
     saved = saved_files(copy, task)
-    plant(copy, task, "  return v;\n", SCAN_PRINTF)
-    what, says = "a printf defined at namespace scope", "defines printf"
+    e = next(x for x in X.EXPLOITS["warp-scan"] if x.name == "brace-macro-escape")
+    S.apply(copy, task, e)
+    what, says = f"warp-scan/{e.name} without the rules", e.says_without
     ok2, log = compile_object(copy, tu, sub_obj, tmp)
     restore(copy, saved)
     expect(ok2, f"audit: chapter 16 compiles with {what}" + ("" if ok2 else "\n" + log))
@@ -350,24 +353,17 @@ def test_line_marker_forgery(copy):
     expect(raw, f"as written: a raw string holding a line marker ('# 1 \"/elsewhere\"') is 'directive' {texts(raw)}")
 
 
-# What issue 47 saw on the scan track, planted in warp-scan's region.
-SCAN_MACROS = [
-    ("CUB through CUB_NS_QUALIFIER", X.WARP_SCAN_LOOP,
-     "  using WarpScan = CUB_NS_QUALIFIER::WarpScan<T>;\n  typename WarpScan::TempStorage temp;\n"
-     "  WarpScan(temp).InclusiveSum(v, v);\n  return v;\n", "library", "CUB_NS_QUALIFIER"),
-    ("a function left through _GLIBCXX_END_NAMESPACE_CXX11, a printf at namespace scope", X.WARP_SCAN_LOOP,
-     "  return v;\n_GLIBCXX_END_NAMESPACE_CXX11\n" + X.REWRITING_PRINTF + "_GLIBCXX_BEGIN_NAMESPACE_CXX11\n",
-     "leaves-function", "_GLIBCXX_END_NAMESPACE_CXX11"),
-]
-
-
 def test_compiled_scan(copy):
     ws, lb, ds = T.task("warp-scan"), T.task("lookback"), T.task("digit-scatter")
     for task in (ws, lb, ds):
         found, problems = expanded.findings(copy, copy / "build", task)
         expect(not found and not problems, f"as compiled: the scan reference's {task.id} gets no finding "
                                            f"{texts(found)} {problems}")
-    for what, old, new, rule, says in SCAN_MACROS:
+    for e, rule, says in ((next(x for x in X.EXPLOITS["warp-scan"] if x.name == "cub-through-a-macro"), "library",
+                           "CUB_NS_QUALIFIER"),
+                          (next(x for x in X.EXPLOITS["warp-scan"] if x.name == "brace-macro-escape"),
+                           "leaves-function", "_GLIBCXX_END_NAMESPACE_CXX11")):
+        what, old, new = f"warp-scan/{e.name}", e.old, e.new
         saved = saved_files(copy, ws)
         plant(copy, ws, old, new)
         raw = rejects(raw_rules(copy, ws))
@@ -391,6 +387,65 @@ def test_compiled_scan(copy):
            f"{texts(found)} {problems}")
 
 
+# --- the catalogue -----------------------------------------------------------------------------
+
+ISSUE_47 = {"brace-macro-escape", "constructor-prints-pass", "atexit-prints-pass", "rewrites-its-output",
+            "cub-through-a-macro"}
+
+
+def test_catalogue_standin(copy, tmp):
+    """Every issue-47 exploit of the stand-in: the rules (as written, then as compiled) give
+    its expected line; without the rules the audit gives its second line."""
+    task = T.task("standin-sum")
+    ref_obj = obj_path(tmp, "reference", "standin.o")
+    own = A.own_functions([(copy / STANDIN_TU).read_text()])
+    for e in [x for x in X.EXPLOITS["standin-sum"] if x.name in ISSUE_47]:
+        saved = saved_files(copy, task)
+        S.apply(copy, task, e)
+        found = rejects(static.analyse(copy, task)) or rejects(expanded.findings(copy, copy / "build", task)[0])
+        out = obj_path(tmp, f"catalogue-{e.name}", "standin.o")
+        ok, log = compile_object(copy, STANDIN_TU, out, tmp)
+        restore(copy, saved)
+        if e.says in ("leaves-function", "library", "directive"):
+            expect(any(f.rule == e.says for f in found), f"catalogue: standin/{e.name} is rejected by the rules "
+                                                         f"('{e.says}') {texts(found)[:2]}")
+        else:
+            expect(not found, f"catalogue: standin/{e.name} passes the rules (a later stage catches it) {texts(found)}")
+        if "rules" in e.without:
+            problems = A.audit([out], [ref_obj], own) if ok else None
+            expect(problems and any(e.says_without in p for p in problems),
+                   f"catalogue: standin/{e.name} without the rules: the audit says '{e.says_without}' "
+                   f"{short(problems) if ok else log}")
+
+
+def test_agreement_program(copy, tmp):
+    """The stand-in built with `rewrites-its-output`: its printed checks all pass, it
+    exits 1, and the verdict is FAIL; the reference's run is PASS."""
+    task = T.task("standin-sum")
+    exploit = next(e for e in X.EXPLOITS["standin-sum"] if e.name == "rewrites-its-output")
+    exe = copy / "build/chapters/labs/standin"
+    for label, planted in (("the reference", False), ("rewrites-its-output", True)):
+        saved = saved_files(copy, task)
+        if planted:
+            S.apply(copy, task, exploit)
+        r = subprocess.run(["ninja", "-C", "build", "chapters/labs/standin"], cwd=copy, capture_output=True,
+                           text=True, env=ccache_env(tmp))
+        restore(copy, saved)
+        expect(r.returncode == 0, f"agreement: the stand-in builds with {label}" +
+               ("" if r.returncode == 0 else "\n" + r.stdout[-2000:]))
+        if r.returncode != 0:
+            continue
+        got = run([str(exe), "--verify-only", "--json", "--seed", "42"], 60)
+        st, _, _, lines = check.verdict(got, task.checks[0].steps)
+        if planted:
+            expect(got.code == 1 and got.checks and all(c.ok for c in got.checks) and got.summary["failed"] == 0,
+                   f"agreement: {label} prints only passing checks and a summary of 0 failures, and exits 1 "
+                   f"(exit {got.code}, {len(got.checks)} checks)")
+            expect(st == "FAIL" and "disagree" in " ".join(lines), f"agreement: {label} is FAIL ({st}: {lines})")
+        else:
+            expect(st == "PASS", f"agreement: {label} is PASS ({st}: {lines})")
+
+
 def main():
     os.environ.pop("CCACHE_DISABLE", None)
     tmp = Path(tempfile.mkdtemp(prefix="labs-rules-"))
@@ -402,6 +457,8 @@ def main():
         timed(test_audit_standin, standin, tmp)
         timed(test_compiled_standin, standin)
         timed(test_line_marker_forgery, standin)
+        timed(test_catalogue_standin, standin, tmp)
+        timed(test_agreement_program, standin, tmp)
         scan = timed(setup_copy, "scan", tmp, SCAN_SETUP)
         timed(test_audit_scan, scan, tmp)
         timed(test_compiled_scan, scan)
