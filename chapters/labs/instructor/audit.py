@@ -20,9 +20,12 @@ namespace scope, a global of any kind. Named first, with their own reason:
     events and cache settings of its own (fork, exec*, system, popen,
     pthread_create, std::thread, dlopen, dlsym, getenv, cudaStreamCreate*,
     cudaEventCreate*, cudaDeviceSetLimit, ...), or one that ends the process with
-    an exit code of its choosing or registers code to run at exit (_exit, _Exit,
-    quick_exit, pthread_exit, atexit, on_exit: a process that ends before the
-    harness prints its checks, or after it, can choose what the grader reads).
+    an exit code of its choosing or registers code to run at exit (exit, _exit,
+    _Exit, quick_exit, pthread_exit, atexit, on_exit: a host region that prints a
+    passing run's records and then ends the process with 0 agrees with its exit
+    code; the harnesses of the GPU chapters call exit themselves, so there only a
+    region of host code at namespace scope could add the call, which the rules and
+    the allowlist stop first).
 Files are the sandbox's business: inside it everything is read-only and /tmp is
 empty, so a region may open what it likes and change nothing.
 """
@@ -39,14 +42,14 @@ BANNED_CALLED = re.compile(
     r"cudaDeviceSetLimit|cudaMemcpyAsync|cudaLaunchHostFunc|cudaStreamAddCallback|cudaGraph\w*|"
     r"cudaDeviceSetCacheConfig|cudaFuncSetAttribute|cudaDeviceReset|cudaSetDevice|cuLaunch\w*|cuModule\w*|"
     r"cudaGetDriverEntryPoint\w*|cuGetProcAddress\w*|"
-    r"_exit|_Exit|quick_exit|at_quick_exit|pthread_exit|atexit|on_exit|__cxa_thread_atexit\w*)$")
+    r"exit|_exit|_Exit|quick_exit|at_quick_exit|pthread_exit|atexit|on_exit|__cxa_thread_atexit\w*)$")
 # Symbols every object may gain or lose with the compiler's choices: assembler labels
 # (.LC0), COMDAT group names (type n), the personality routine's reference.
 IGNORED = re.compile(r"^(\.L|DW\.ref\.)")
 # A name local to a function (`_ZZ`: f()::x, lambdas, local classes' typeinfo and
 # vtables, guard variables and thread_local helpers of local statics).
 LOCAL_TO_FUNCTION = re.compile(r"^_Z(?:GV|GR|TH|TW|TS|TI|TV|TT)?Z")
-CLONE = re.compile(r"\.(?:constprop|isra|part|cold|lto_priv|localalias|clone|specialized)(?:\.\d+)*$")
+CLONE = re.compile(r"(?:\.(?:constprop|isra|part|cold|lto_priv|localalias|clone|specialized)(?:\.\d+)*)+$")
 LIBRARY_TEMPLATE = re.compile(r"^(?:std|__gnu_cxx|__cxxabiv1|cuda::std)::")
 
 
@@ -158,7 +161,7 @@ def qualified(demangled):
     """The qualified name of a symbol without its return type, parameters, template
     arguments and clone suffix: `void std::__adjust_heap<...>(...) [clone .isra.0]` ->
     `std::__adjust_heap`; `(anonymous namespace)::sum_range(int const*, long)` -> `::sum_range`."""
-    name = re.sub(r" \[clone [^\]]*\]$", "", demangled)
+    name = re.sub(r"(?: \[clone [^\]]*\])+$", "", demangled)  # .constprop.0 [clone .isra.0]: one or more
     name = _plain(SPECIAL.sub("", name))
     return name.split(" ")[-1] if " " in name and not name.rstrip().endswith("operator") else name
 

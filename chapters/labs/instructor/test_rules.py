@@ -15,8 +15,10 @@
               copies of the reference's functions, weak std:: and sw:: instances):
               printf, fwrite and malloc defined at namespace scope, a constructor, an
               atexit handler and a static object at namespace scope are each named, and
-              a call to _Exit; correct variants of the stand-in are not; on the scan
-              track, a printf defined at namespace scope in scan_lookback.cuh is named
+              calls to _Exit and to exit (a passing run's records printed, then
+              exit(0)); correct variants of the stand-in and a clone of a clone of its
+              function are not; on the scan track, a printf defined at namespace scope
+              in scan_lookback.cuh is named
   as compiled the rules on a region after the compiler's own preprocessor, on the
               stand-in (g++) and on the scan track (nvcc, CUB): a library reached
               through CUB_NS_QUALIFIER, a function left through
@@ -258,6 +260,9 @@ def test_audit_standin(copy, tmp):
          "defines _GLOBAL__sub_I"),
         ("a call that ends the process with its own exit code", "  if (n == 0) std::_Exit(0);\n  return s;\n",
          "calls _Exit"),
+        ("a passing run's records printed, then exit(0), inside the function (a verdict alone would pass it)",
+         f"  std::fputs({X.PASS_RECORDS}, stdout);\n  std::fflush(stdout);\n  std::exit(0);\n  return s;\n",
+         "calls exit"),
     ]
     for what, new, says in bad:
         problems, log = audit_of(copy, tmp, task, new, "bad", ref_obj, own)
@@ -290,6 +295,10 @@ def test_audit_standin(copy, tmp):
     for what, new in good:
         problems, log = audit_of(copy, tmp, task, new, "good", ref_obj, own)
         expect(problems == [], f"audit: {what} has no problem {short(problems) if problems is not None else log}")
+    clone = {"_ZN12_GLOBAL__N_19sum_rangeEPKil.constprop.0.isra.0": (
+        "t", "(anonymous namespace)::sum_range(int const*, long) [clone .constprop.0] [clone .isra.0]")}
+    extra = A.extra_definitions(clone, {}, own)
+    expect(not extra, f"audit: a clone of a clone of the region's function (.constprop.0.isra.0) is allowed {extra}")
 
 
 def test_audit_scan(copy, tmp):
