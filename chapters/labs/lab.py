@@ -29,7 +29,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import tasks as T  # noqa: E402
 from labkit import regions  # noqa: E402
-from labkit.check import Settings, build, check_task, physical_floor, timed_record  # noqa: E402
+from labkit.check import Settings, build, check_task, disagreement, physical_floor, timed_record  # noqa: E402
 from labkit.runner import EXIT_SKIP, gpu_present, run  # noqa: E402
 
 TRACK_FILE = "chapters/labs/track.txt"   # present in a student copy only: its track
@@ -122,7 +122,7 @@ def cmd_check(a):
         chapters = list(dict.fromkeys(c.chapter for t in written for c in t.checks))
         print(f"$ ninja -C {build_dir} {' '.join('chapters/' + c for c in chapters)}", flush=True)
         built = build(build_dir, chapters, root, written)
-    settings = Settings(seed=a.seed, sanitizer=not a.no_sanitizer, size_args=size_args)
+    settings = Settings(seed=a.seed, sanitizer=not a.no_sanitizer, size_args=size_args, build_dir=str(build_dir))
     track = tree_track(root) or tasks[0].track if tasks else ""
     results = []
     for t in tasks:
@@ -142,11 +142,11 @@ def cmd_check(a):
 
 def time_one(task, res, root, build_dir, settings):
     c = task.checks[0]
-    rec, device, _ = timed_record([str(build_dir / "chapters" / c.chapter)], c, settings)
+    rec, device, r = timed_record([str(build_dir / "chapters" / c.chapter)], c, settings)
     if rec is None:
         res.fail("FAIL", "the timed run printed no result")
         return
-    why = physical_floor(rec, device)
+    why = disagreement(r) or physical_floor(rec, device)
     if why:
         res.fail("FAIL", why)
         return

@@ -7,8 +7,10 @@
 2. Each submission is built in a clean reference tree with only its region bodies
    put in: the harness, the checks, the build and these tools come from the
    reference, whatever else the student changed. A region must parse as a piece of
-   its function (labkit/static.py), and its object files must not define or call
-   what a region never needs (audit.py).
+   its function (labkit/static.py), as written and as compiled (after the
+   compiler's own preprocessor, labkit/expanded.py), and its object files must
+   define nothing beyond the task's own code and call nothing a region never needs
+   (audit.py).
 3. The checks of every (submission, task) run in parallel, each program in its own
    process group with a time limit, inside a bubblewrap sandbox: read-only files,
    an empty /tmp, no network, the hidden file and the other submissions hidden.
@@ -40,9 +42,9 @@ ROOT = LABS.parent.parent
 sys.path.insert(0, str(LABS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tasks as T  # noqa: E402
-from labkit import regions, static  # noqa: E402
-from labkit.check import (RUN_TIMEOUT, Settings, TaskResult, build, check_task, physical_floor,  # noqa: E402
-                          timed_record)
+from labkit import expanded, regions, static  # noqa: E402
+from labkit.check import (RUN_TIMEOUT, Settings, TaskResult, build, check_task, disagreement,  # noqa: E402
+                          physical_floor, timed_record)
 from labkit.runner import Sandbox, run  # noqa: E402
 
 import audit  # noqa: E402
@@ -251,14 +253,27 @@ class Grader:
                     if ok:
                         (sub_bin / ch).parent.mkdir(parents=True, exist_ok=True)
                         shutil.copy2(b / "chapters" / ch, sub_bin / ch)
+                if "rules" not in self.off(sub.name):  # the rules again, on the regions as compiled
+                    for task in runnable:
+                        if task.id in early or not all(built.get(ch, (False,))[0] for ch in region_chapters(task)):
+                            continue
+                        found, problems = expanded.findings(tree, b, task, jobs=self.build_jobs)
+                        bad = [f for f in found if f.severity == "reject"]
+                        if bad or problems:
+                            early[task.id] = ("FAIL", "; ".join(
+                                [f"[{f.rule}] {f.message} ({f.file}:{f.line})" for f in bad[:2]] or
+                                ["the region could not be read as compiled: " + "; ".join(problems[:2])]))
+                            log.write(f"rules as compiled {task.id}: {[f.text() for f in bad]} {problems}\n")
                 if "audit" not in self.off(sub.name):
+                    own = audit.own_functions(originals.values())
                     for task in runnable:
                         if task.id in early:
                             continue
                         found = []
                         for ch in region_chapters(task):
                             if built.get(ch, (False,))[0]:
-                                found += audit.audit(audit.objects(b, ch), sorted((self.ref_obj / ch).glob("*.o")))
+                                found += audit.audit(audit.objects(b, ch), sorted((self.ref_obj / ch).glob("*.o")),
+                                                     own)
                         if found:
                             early[task.id] = ("FAIL", "symbol audit: " + "; ".join(dict.fromkeys(found)))
                             log.write(f"audit {task.id}: {found}\n")
@@ -375,7 +390,7 @@ class Grader:
                     if rec is None:
                         res.fail("FAIL", f"the timed run printed no result for {c.steps[0]} (exit code {r.code})")
                         break
-                    why = physical_floor(rec, device)
+                    why = disagreement(r) or physical_floor(rec, device)
                     if why:
                         res.fail("FAIL", why)
                         break

@@ -2,7 +2,9 @@
 on every submission.
 
   1. the source: marks intact, not the stub, the rules of a region, the hints
-  2. the build of the task's chapters (BUILD_FAIL with the compiler's first errors)
+  2. the build of the task's chapters (BUILD_FAIL with the compiler's first errors),
+     then the rules again on the region as compiled: after the compiler's own
+     preprocessor, which expands the macros of the headers (labkit/expanded.py)
   3. a GPU? (SKIP without one: everything above still ran)
   4. the chapter's own sweep with the seed, then repeats on a grid of several waves
   5. hidden seeds and sizes (grading only)
@@ -19,7 +21,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import regions, static
+from . import expanded, regions, static
 from .runner import EXIT_SKIP, OUTPUT_CAP, gpu_present, run
 
 STATUSES = ["PASS", "FAIL", "NOT_IMPLEMENTED", "BUILD_FAIL", "CRASH", "TIMEOUT", "SANITIZER",
@@ -39,6 +41,8 @@ class Settings:
     size_args: list = None   # one replayed size instead of the sweep
     sandbox: object = None   # runner.Sandbox (grading)
     rules: bool = True       # reject a region that breaks a rule (off only in the self-test's proofs)
+    build_dir: str = None    # the build whose preprocessor reads the regions as compiled (lab.py check;
+                             # the grader reads them itself, before the audit)
 
 
 @dataclass
@@ -91,8 +95,32 @@ def verdict(r, steps):
         return "FAIL", 0, 1, [f"no check of {', '.join(steps)} was printed: the program ended early (exit code {r.code})"]
     if r.summary is None:
         return "FAIL", 0, 1, [f"the program ended before its summary (exit code {r.code})"]
+    why = disagreement(r)
+    if why:
+        return "FAIL", 0, 1, [why]
     bad = [f"FAIL {c.what}" + (f": {c.detail}" if c.detail else "") for c in ours if not c.ok]
     return ("FAIL" if bad else "PASS"), len(ours) - len(bad), len(ours), bad[:3]
+
+
+def disagreement(r):
+    """Why a run's exit code and its printed records cannot both be true, or "". The
+    harness exits 0 exactly when every check and result it printed is ok (and it ran
+    one), 1 when one failed, and its summary counts the failures it printed: a run whose
+    output says "ok" while it exits 1 had its output rewritten, one that exits 0 after a
+    failing check had its exit code changed. Every record counts, not only this task's:
+    the exit code covers them all."""
+    failed = sum(not c.ok for c in r.checks) + sum(x.get("ok") is False for x in r.results)
+    if r.code == 1 and failed == 0:
+        return ("the program exited with code 1 (a failure) but every check it printed passed: its output and its "
+                "exit code disagree (was its output rewritten?)")
+    if r.code == 0 and failed:
+        return (f"the program exited with code 0 (every check passed) but {failed} of the checks it printed failed: "
+                "its exit code and its output disagree")
+    summary = r.summary.get("failed") if r.summary else None
+    if isinstance(summary, int) and not isinstance(summary, bool) and summary != failed:
+        return (f"the program's summary counts {summary} failed checks but it printed {failed}: its records "
+                "disagree (were some rewritten or added?)")
+    return ""
 
 
 def run_checks(exe, args, settings, env=None, timeout=None):
@@ -313,6 +341,23 @@ def source_stage(root, task, res, rules=True):
     return True
 
 
+def compiled_stage(root, task, res, build_dir):
+    """Stage 2b: the rules on the regions as the build compiles them (after the
+    compiler's preprocessor). Returns False when the task stops here: a rule is broken,
+    or the regions cannot be read as compiled (then they are not trusted)."""
+    found, problems = expanded.findings(root, build_dir, task)
+    seen = {(f.rule, f.line) for f in res.findings}
+    res.findings += [f for f in found if (f.rule, f.line) not in seen]
+    rejected = [f for f in found if f.severity == "reject"]
+    if rejected:
+        res.fail("FAIL", "; ".join(f"[{f.rule}] {f.message} ({f.file}:{f.line})" for f in rejected[:2]))
+        return False
+    if problems:
+        res.fail("FAIL", "the region could not be read as compiled: " + "; ".join(problems[:2]))
+        return False
+    return True
+
+
 def check_task(task, root, exe_of, settings, built=None):
     """Every stage for one task. exe_of(chapter) is the program's path; built, if
     given, is build()'s answer. Returns a TaskResult."""
@@ -323,6 +368,8 @@ def check_task(task, root, exe_of, settings, built=None):
         ok, why = (built or {}).get(c.chapter, (Path(exe_of(c.chapter)).exists(), "not built"))
         if not ok:
             return res.fail("BUILD_FAIL", why)
+    if settings.rules and settings.build_dir and not compiled_stage(root, task, res, settings.build_dir):
+        return res
     has, why = gpu_present() if task.track != "standin" else (True, "")  # the stand-in runs on the CPU
     if not has:
         return res.fail("SKIP", f"no GPU ({why}): the source checks passed"

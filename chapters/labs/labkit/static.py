@@ -26,6 +26,7 @@ from . import cxx
 from .regions import find_regions
 
 LIBRARY = re.compile(r"^(cub|thrust|cutlass|cudnn\w*|cublas\w*|cusparse\w*|cufft\w*|curand\w*|nvcuda|qsort)$")
+STD_LIBRARY = ("sort", "stable_sort", "accumulate", "reduce", "transform_reduce")  # std::<name>: a library
 BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "__barrier_sync"}
 OLD_INTRINSICS = {"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor", "__any", "__all", "__ballot"}
 SHUFFLES = {"__shfl_sync": (0,), "__shfl_up_sync": (0, 2), "__shfl_down_sync": (0, 2), "__shfl_xor_sync": (0, 2)}
@@ -97,12 +98,15 @@ def region_rules(body_lines, file, first_line):
             if nxt != "pragma":
                 out.append(Finding("directive", file, line, f"a preprocessor directive ('#{nxt}'): only #pragma "
                                    "is allowed in a region"))
+        elif t.kind == "str" and re.search(r"\n[ \t]*#", t.text):
+            out.append(Finding("directive", file, line, "a string literal holds a line that starts with '#': in the "
+                               "preprocessor's output it would read as a directive or a line marker"))
         elif t.kind == "id" and t.text in ("asm", "__asm__", "__asm"):
             out.append(Finding("assembler", file, line, f"'{t.text}': inline assembler is not allowed in a region"))
         elif t.kind == "id" and LIBRARY.match(t.text):
             out.append(Finding("library", file, line, f"'{t.text}': the task must not call a library"))
         elif t.kind == "id" and t.text == "std" and k + 2 < len(toks) and toks[k + 1].text == "::" and \
-                toks[k + 2].text in ("sort", "stable_sort", "accumulate", "reduce", "transform_reduce"):
+                toks[k + 2].text in STD_LIBRARY:
             out.append(Finding("library", file, line, f"'std::{toks[k + 2].text}': the task must not call a library"))
     return out
 
@@ -488,7 +492,7 @@ def _py(toks, env):
             if t.text in ("int", "int64_t", "unsigned", "uint32_t", "int32_t"):
                 k += 1
                 continue
-            if t.text not in env:
+            if t.text not in env or env[t.text] is MISSING:
                 raise _Unknown(t.text)
             out.append(f"({env[t.text]})")
         elif t.text in ("&&", "||", "!"):
@@ -554,88 +558,186 @@ def _bounds_hints(view, toks, lo, hi, ctrl, shape):
             close = _match(toks, j)
             subs.append(toks[j + 1:close])
             j = close + 1
-        env_names = _local_values(toks, lo, k)
         loops = [c for c in ctrl if c.kind == "for" and c.start <= k < c.end]
-        guards = [c for c in ctrl if c.kind in ("if", "while") and c.start <= k < c.end]
-        found = _evaluate_access(name, subs, extents[name], loops, guards, env_names, consts, threads)
+        guards = [c for c in ctrl if c.kind in ("if", "else", "while") and c.start <= k < c.end]
+        found = _evaluate_access(name, subs, extents[name], loops, guards, _local_values(toks, lo, hi, k),
+                                 _assigned(toks, lo, hi), consts, threads)
         if found:
             out.append(Finding("shared-out-of-bounds", view.rel, t.line, found))
     return out
 
 
-def _local_values(toks, lo, k):
-    """name -> expression tokens of `T name = expr;` declarations before toks[k]."""
-    vals = {}
+DECL_TYPES = {"int", "int64_t", "unsigned", "const", "uint32_t", "int32_t", "auto", "long", "size_t"}
+ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "^=", "|=", "&=", "<<=", ">>="}
+
+
+def _declared_at(toks, lo, j):
+    """Whether toks[j] (an '=' ) initialises a declaration `T name = ...` (or `T a = x, name = ...`)."""
+    if toks[j - 1].kind != "id":
+        return False
+    before = toks[j - 2]
+    if before.kind == "id" and before.text in DECL_TYPES:
+        return True
+    if before.text == ",":  # a later declarator: the statement must start with a type
+        m = j - 2
+        while m > lo and toks[m - 1].text not in (";", "{", "}", ")"):
+            m -= 1
+        return toks[m].kind == "id" and toks[m].text in DECL_TYPES
+    return False
+
+
+def _enclosing(toks, lo, hi):
+    """[(open, close, "{" or "(")] of every block and parenthesised group in toks[lo:hi]."""
+    spans, stack = [], []
+    for j in range(lo, hi):
+        x = toks[j].text
+        if x in ("{", "("):
+            stack.append(j)
+        elif x in ("}", ")") and stack:
+            o = stack.pop()
+            spans.append((o, j, toks[o].text))
+    return spans
+
+
+def _local_values(toks, lo, hi, k):
+    """[(position, name, expression tokens)] of the declarations `T name = expr` of the
+    function toks[lo:hi] that are in scope at toks[k], in the order they run. A declaration
+    in a for-header or any other parentheses is not one (a loop variable: the loop binds it),
+    and one in a block that does not enclose k is out of scope (a sibling loop's `index`)."""
+    spans = _enclosing(toks, lo, hi)
+    vals = []
     for j in range(lo + 1, k):
-        if toks[j].text == "=" and toks[j - 1].kind == "id" and toks[j - 2].kind == "id" and \
-                toks[j - 2].text in ("int", "int64_t", "unsigned", "const", "uint32_t", "auto"):
-            end = j + 1
-            while end < k and toks[end].text not in (";", ","):
-                end += 1
-            vals[toks[j - 1].text] = toks[j + 1:end]
+        if toks[j].text != "=" or not _declared_at(toks, lo, j):
+            continue
+        if any(o < j < c and kind == "(" for o, c, kind in spans):
+            continue  # for (int i = ...), if (int x = ...), a call's argument
+        blocks = [(o, c) for o, c, kind in spans if kind == "{" and o < j < c]
+        if blocks and not (max(blocks)[0] < k < max(blocks)[1]):
+            continue  # declared in a block that has closed before k
+        end = j + 1
+        while end < k and toks[end].text not in (";", ","):
+            if toks[end].text in "([{":
+                end = _match(toks, end)
+            end += 1
+        vals.append((j, toks[j - 1].text, toks[j + 1:end]))
     return vals
 
 
-def _evaluate_access(name, subs, extent, loops, guards, locals_, consts, threads):
-    loop_specs = []
+def _assigned(toks, lo, hi):
+    """{name: [positions]} of the assignments and increments of plain names in
+    toks[lo:hi] that are not a declaration's initialiser."""
+    out = {}
+    for j in range(lo + 1, hi):
+        x = toks[j].text
+        if x in ASSIGN and toks[j - 1].kind == "id" and toks[j - 2].text not in (".", "->") and \
+                not (x == "=" and _declared_at(toks, lo, j)):
+            out.setdefault(toks[j - 1].text, []).append(j)
+        elif x in ("++", "--"):
+            for m in (j - 1, j + 1):
+                if lo < m < hi and toks[m].kind == "id" and toks[m - 1].text not in (".", "->"):
+                    out.setdefault(toks[m].text, []).append(j)
+    return out
+
+
+MISSING = object()  # the value of a local the analysis cannot compute here: any use of it is _Unknown
+
+
+def _loop_spec(c):
+    """(variable, init, condition, step) of a simple for-loop, or None."""
+    parts, cur, depth = [], [], 0
+    for x in c.cond:
+        if x.text == ";" and depth == 0:
+            parts.append(cur)
+            cur = []
+            continue
+        depth += x.text in "([{"
+        depth -= x.text in ")]}"
+        cur.append(x)
+    parts.append(cur)
+    if len(parts) != 3 or len(parts[0]) < 3:
+        return None
+    init = parts[0]
+    eq = next((i for i, x in enumerate(init) if x.text == "="), None)
+    if eq is None:
+        return None
+    return init[eq - 1].text, init[eq + 1:], parts[1], parts[2]
+
+
+def _evaluate_access(name, subs, extent, loops, guards, locals_, assigned, consts, threads):
+    """The first index of the access past the array's end, as a message, or None. The
+    function's statements up to the access run in their order for every thread: each
+    local is evaluated where it is declared, so that a local inside a loop gets the
+    value of every iteration; a loop takes each of its values; an if (else, while)
+    around the access is taken only where its condition holds. Anything the analysis
+    cannot compute (a call, a name of unknown value, a local or a loop variable that
+    is assigned again) makes it give up on the access: no finding."""
+    events = []  # (position, kind, payload): the order in which they run
     for c in loops:
-        parts, cur, depth = [], [], 0
-        for x in c.cond:
-            if x.text == ";" and depth == 0:
-                parts.append(cur)
-                cur = []
-                continue
-            depth += x.text in "([{"
-            depth -= x.text in ")]}"
-            cur.append(x)
-        parts.append(cur)
-        if len(parts) != 3 or len(parts[0]) < 3:
+        spec = _loop_spec(c)
+        if spec is None:
             return None
-        init = parts[0]
-        eq = next((i for i, x in enumerate(init) if x.text == "="), None)
-        if eq is None:
-            return None
-        var = init[eq - 1].text
-        loop_specs.append((var, init[eq + 1:], parts[1], parts[2]))
+        header = (c.start - 1 - len(c.cond), c.start)
+        if any(not header[0] <= j < header[1] for j in assigned.get(spec[0], [])):
+            return None  # the loop variable changes inside its body as well
+        events.append((c.start - 1, "loop", spec))
+    for c in guards:
+        events.append((c.start - 1, c.kind, c.cond))
+    for pos, local, expr in locals_:
+        events.append((pos, "local", (local, expr, bool(assigned.get(local)))))
+    events.sort(key=lambda e: e[0])
     keys = sorted(threads)
+    loop_vars = [e[2][0] for e in events if e[1] == "loop"]
     for values in itertools.product(*[range(threads[key]) for key in keys]):
         env = dict(consts)
         env.update({key: v for key, v in zip(keys, values)})
         try:
-            for local, expr in locals_.items():
-                if local not in env:
-                    try:
-                        env[local] = _value(expr, env)
-                    except _Unknown:
-                        pass
-            for env2 in _loop_envs(loop_specs, env):
-                if not all(_value(g.cond, env2) for g in guards):
-                    continue
-                idx = [_value(s, env2) for s in subs]
-                for d, (i, n) in enumerate(zip(idx, extent)):
-                    if i < 0 or i >= n:
-                        where = ", ".join(f"{key} = {v}" for key, v in zip(keys, values))
-                        loop = ", ".join(f"{s[0]} = {env2[s[0]]}" for s in loop_specs)
-                        return (f"{name}{''.join(f'[{x}]' for x in idx)} with {where}"
-                                f"{', ' + loop if loop else ''}: index {d + 1} is {i}, the array has {n}")
+            hit = _run_events(events, 0, env, subs, extent)
         except _Unknown:
             return None
+        if hit:
+            idx, d, i, n, at = hit
+            where = ", ".join(f"{key} = {v}" for key, v in zip(keys, values))
+            loop = ", ".join(f"{v} = {at[v]}" for v in loop_vars)
+            return (f"{name}{''.join(f'[{x}]' for x in idx)} with {where}"
+                    f"{', ' + loop if loop else ''}: index {d + 1} is {i}, the array has {n}")
     return None
 
 
-def _loop_envs(specs, env, limit=4096):
-    if not specs:
-        yield env
-        return
-    var, init, cond, step = specs[0]
-    e = dict(env)
-    e[var] = _value(init, e)
+def _run_events(events, e, env, subs, extent, limit=4096):
+    """Runs events[e:] in env; returns (indices, dimension, index, extent, env) of an access
+    past the end, or None. A branch whose condition fails ends its path."""
+    if e == len(events):
+        idx = [_value(s, env) for s in subs]
+        for d, (i, n) in enumerate(zip(idx, extent)):
+            if i < 0 or i >= n:
+                return idx, d, i, n, env
+        return None
+    _, kind, what = events[e]
+    if kind == "local":
+        local, expr, reassigned = what
+        env = dict(env)
+        try:
+            env[local] = MISSING if reassigned else _value(expr, env)
+        except _Unknown:
+            env[local] = MISSING
+        return _run_events(events, e + 1, env, subs, extent)
+    if kind in ("if", "while", "else"):
+        holds = bool(_value(what, env))
+        if holds != (kind != "else"):
+            return None
+        return _run_events(events, e + 1, env, subs, extent)
+    var, init, cond, step = what
+    env = dict(env)
+    env[var] = _value(init, env)
     for _ in range(limit):
-        if not _value(cond, e):
-            return
-        yield from _loop_envs(specs[1:], e)
-        e = dict(e)
-        e[var] = _step(var, step, e)
+        if not _value(cond, env):
+            return None
+        hit = _run_events(events, e + 1, env, subs, extent)
+        if hit:
+            return hit
+        env = dict(env)
+        env[var] = _step(var, step, env)
+    raise _Unknown(f"more than {limit} iterations")
 
 
 def _step(var, step, env):
