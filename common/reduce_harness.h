@@ -18,14 +18,14 @@
 //   bench::measure(opt, row, data, [&] { step.launch(sum); });   // measure(): 1
 //   void launch_sequential(const rd::Sum& s) { ... reduce_sequential<<<...>>>(...); }  // 2
 // (with --graded-timing, time_graded calls the same callable).
-
+//
 // Chapters whose host code is the lesson (04's block sizes; 06's sweeps, census
 // and small sums) write a short main from the same parts: make_cli and start,
 // make_input, verify, measure / bench, bench_cub and lesson.
 //
 // SumData tells the protocol about one sum: the outputs to poison, the check of
 // the result against the reference within the step's bound, the input unchanged.
-
+//
 // CUDA only (it includes CUB): include it from .cu files.
 #pragma once
 
@@ -260,9 +260,6 @@ struct Input {
     sw::poison(partials2.get(), partials2.bytes());
     sw::poison(out.get(), out.bytes());
     *host_out = NAN;
-  }
-  double result(const Step& step) const {
-    return step.traits & kFinishOnHost ? *host_out : sw::read(out.get());
   }
 };
 

@@ -339,15 +339,21 @@ def test_compiled_standin(copy):
          "  __glibcxx_assert(n >= 0);\n  return s;\n", "leaves-function", "__glibcxx_assert"),
     ]
     for what, new, rule, says in cases:
-        saved = saved_files(copy, task)
-        plant(copy, task, X.S_END, new)
-        raw = rejects(raw_rules(copy, task))
-        found, problems = expanded.findings(copy, copy / "build", task)
-        restore(copy, saved)
-        expect(not raw, f"as compiled: {what}: passes the rules as written {texts(raw)}")
-        hit = [f for f in rejects(found) if f.rule == rule and says in f.message]
-        expect(hit and not problems, f"as compiled: {what}: breaks '{rule}' after the preprocessor, naming {says} "
-                                     f"{texts(rejects(found))[:2]} {problems}")
+        expect_only_as_compiled(copy, task, what, X.S_END, new, rule, says)
+
+
+def expect_only_as_compiled(copy, task, what, old, new, rule, says):
+    """Plants `new` for `old` in the task's region: the rules as written must pass it, the
+    rules as compiled must break `rule` with a message naming `says`."""
+    saved = saved_files(copy, task)
+    plant(copy, task, old, new)
+    raw = rejects(raw_rules(copy, task))
+    found, problems = expanded.findings(copy, copy / "build", task)
+    restore(copy, saved)
+    expect(not raw, f"as compiled: {what}: passes the rules as written {texts(raw)}")
+    hit = [f for f in rejects(found) if f.rule == rule and says in f.message]
+    expect(hit and not problems, f"as compiled: {what}: breaks '{rule}' after the preprocessor, naming {says} "
+                                 f"{texts(rejects(found))[:2]} {problems}")
 
 
 def test_line_marker_forgery(copy):
@@ -372,16 +378,7 @@ def test_compiled_scan(copy):
                            "CUB_NS_QUALIFIER"),
                           (next(x for x in X.EXPLOITS["warp-scan"] if x.name == "brace-macro-escape"),
                            "leaves-function", "_GLIBCXX_END_NAMESPACE_CXX11")):
-        what, old, new = f"warp-scan/{e.name}", e.old, e.new
-        saved = saved_files(copy, ws)
-        plant(copy, ws, old, new)
-        raw = rejects(raw_rules(copy, ws))
-        found, problems = expanded.findings(copy, copy / "build", ws)
-        restore(copy, saved)
-        expect(not raw, f"as compiled: {what}: passes the rules as written {texts(raw)}")
-        hit = [f for f in rejects(found) if f.rule == rule and says in f.message]
-        expect(hit and not problems, f"as compiled: {what}: breaks '{rule}' after the preprocessor, naming {says} "
-                                     f"{texts(rejects(found))[:2]} {problems}")
+        expect_only_as_compiled(copy, ws, f"warp-scan/{e.name}", e.old, e.new, rule, says)
     # A barrier under a condition on the thread, hidden in a macro of cuda_runtime.h.
     saved = saved_files(copy, ds)
     old = "  return base + below;\n"
