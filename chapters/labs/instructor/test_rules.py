@@ -59,9 +59,9 @@ import selftest as S  # noqa: E402
 from export import export  # noqa: E402
 
 failures = []
-# The scan copy is built as the tools' own tests build copies: PTX for one target, no
-# optimisation of device code.
-SCAN_SETUP = ["-Demulate=t4", "-Dbuildtype=plain", "-Dcuda_args=-Xcicc=-O0"]
+# The scan copy is built as the tools' own tests build copies (test_labs.py): PTX for one
+# target, no optimisation of device code.
+from test_labs import COPY_SETUP as SCAN_SETUP  # noqa: E402
 STANDIN_SETUP = ["-Dgpu_arch=portable"]
 STANDIN_TU = "chapters/labs/standin/standin.cpp"
 
