@@ -2,7 +2,7 @@
 //
 //   sw::Timing t = sw::time_cpu(opt.warmup, opt.reps, [&] { work(); });
 //
-// GPU code uses sw::time_gpu from gpu_timer.h, which times with CUDA events.
+// GPU rows are timed with CUDA events by sw::bench::measure (common/bench/protocol.h).
 #pragma once
 
 #include <algorithm>

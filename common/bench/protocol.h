@@ -1,43 +1,54 @@
-// The measurement protocol, written once. Every timed GPU row of every chapter
-// is measured by sw::bench::measure():
+// The measurement protocol, written once: sw::bench::measure() measures every timed
+// GPU row of every chapter (and the copy ceiling), in four parts:
 //
-//   1. poison every output, run once, check against the reference;
-//   2. time: warm-up runs, then opt.reps runs, each between a pair of CUDA events
-//      (time_gpu); the row's time is the median, per call;
-//   3. check the result of the last timed run again (and, for a row that asks for
-//      it, that its bits are the first run's: a fixed order of additions).
+//   1. restore, poison every output, run once, check against the reference;
+//   2. time: opt.warmup runs, then opt.reps runs, each between a pair of CUDA
+//      events; the row's time is the median, per call;
+//   3. check the result of the last timed run again (and, for a row that asks
+//      for it, that its bits are the first run's: a fixed order of additions);
+//   4. with --graded-timing (the lab grader's timing), part 2 instead gives every
+//      run new input contents from another seed, poisons its outputs and checks
+//      it, switches persisting L2 lines off, and ends each timed window with the
+//      device idle; the row records the wrong runs and any work the events did
+//      not see (extra graded_wrong, graded_gap_ms, graded_gaps).
 //
-// With --graded-timing (the lab grader's timing, sw::time_graded) step 2 gives
-// every call new input contents from another seed, poisons its outputs and checks
-// it, and ends each timed window with the device idle; the row records the wrong
-// calls and any work the events did not see (graded_wrong, graded_gaps).
-//
-// A problem (the reduction's Input, the scan's ScanData, ...) describes its data
-// to measure() through an object with four members:
+// A problem (the reduction's SumData, the scan's RowData, ...) describes its data
+// to measure() through an object with four members, and a fifth if it needs it:
 //
 //   void poison() const;              every output a call may write
 //   Verdict check() const;            the outputs of the last call against the reference
 //   bool reseed(uint64_t seed) const; new input contents and their reference from
 //                                     `seed` (false: the data cannot change, e.g. a file)
 //   uint64_t seed() const;            the seed of the current contents
+//   void restore() const;             (optional) before every run, outside the events:
+//                                     writes again an input that the step overwrites
+//
+// A run is row.calls calls of launch(args...), the step's launcher and what it gets:
 //
 //   const sw::bench::Row row{"sequential", n, bytes};
-//   sw::Result r = sw::bench::measure(opt, row, data, [&] { launch_sequential(sum); });
+//   sw::Result r = sw::bench::measure(opt, row, data, launch_sequential, sum);
 //
-// The timed callable is the step's launcher call, nothing in between: the
-// launcher holds the <<<>>> (time_gpu -> the callable -> launch_<step> -> <<<>>>).
+// measure() calls the launcher itself, and the launcher holds the <<<>>>. A run
+// of more than one launcher (a CUDA graph, two launchers) is a lambda with no
+// arguments.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "common/check.h"
 #include "common/cli.h"
-#include "common/gpu_timer.h"
 #include "common/report.h"
+#include "common/timing.h"
 
 namespace sw::bench {
 
@@ -54,61 +65,123 @@ struct Row {
   std::string variant;     // the row's name: the step's, "cub", ...
   int64_t n = 0;           // the problem size in elements
   double bytes = 0;        // the bytes one call must move
-  int calls = 1;           // calls of the step in one timed run, back to back; the time is per call
+  int calls = 1;           // calls of the launcher in one run, back to back; the time is per call
   bool same_bits = false;  // every run must give the first run's bits (Verdict::bits)
   std::string role = "step";
 };
 
-// A timing of `calls` calls as the time of one.
-inline Timing per_call(Timing t, int calls) {
-  t.ms_median /= calls;
-  t.ms_min /= calls;
-  return t;
+// Data whose result nobody checks: the timing of an empty kernel, of a copy that
+// is the ceiling. Its check always passes, so use it for nothing else.
+struct Unchecked {
+  void poison() const {}
+  Verdict check() const { return {}; }
+  bool reseed(uint64_t) const { return false; }
+  uint64_t seed() const { return 0; }
+};
+
+// --- graded timing: what counts as work the events did not see ---------------------------
+
+// A host-to-idle time longer than the events' by more than this (plus kGapShare of
+// the event time) in every timed run means work the events did not see: another
+// stream, a host thread. The smallest gap of the runs is compared, so a host thread
+// that the scheduler delays in some runs (a loaded grading machine) is no gap, while
+// work hidden from the events shows in every run.
+constexpr double kGapFloorMs = 0.1;
+constexpr double kGapShare = 0.1;
+
+// The seed of graded run k: new input contents for every run.
+inline uint64_t graded_seed(uint64_t seed, int k) {
+  return seed + 1000003ull * static_cast<uint64_t>(k + 1);
 }
 
-// Step 1 alone, for the checks of --verify-only: `before`, poison, one run, check.
-template <class Data, class Run, class Before>
-Verdict check_once(const Data& data, Run&& run, Before&& before) {
-  before();
+namespace detail {
+template <class Data, class = void>
+struct HasRestore : std::false_type {};
+template <class Data>
+struct HasRestore<Data, std::void_t<decltype(std::declval<const Data&>().restore())>>
+    : std::true_type {};
+}  // namespace detail
+
+// Data::restore(), where the data have one.
+template <class Data>
+void restore(const Data& data) {
+  if constexpr (detail::HasRestore<Data>::value) data.restore();
+}
+
+// Part 1 alone, for the checks of --verify-only: restore, poison, one call, check.
+template <class Data, class Launch, class... Args>
+Verdict check_once(const Data& data, Launch&& launch, const Args&... args) {
+  restore(data);
   data.poison();
-  run();
+  launch(args...);
   CUDA_CHECK(cudaDeviceSynchronize());
   return data.check();
 }
-template <class Data, class Run>
-Verdict check_once(const Data& data, Run&& run) {
-  return check_once(data, run, [] {});
-}
 
-// The whole protocol (see the top of this file). `before` runs before every run,
-// warm-up and timed, outside the events: it restores an input that a step
-// overwrites. A failed check leaves its detail in Result::detail, which the report
-// prints beside the row.
-template <class Data, class Run, class Before>
-Result measure(const CommonOptions& opt, const Row& row, const Data& data, Run&& run,
-               Before&& before) {
-  const Verdict first = check_once(data, run, before);
-  Result r{row.variant, row.n, row.bytes, {}, first.ok, row.role};
+// The whole protocol (see the top of this file). A failed check leaves its detail
+// in Result::detail, which the report prints beside the row.
+template <class Data, class Launch, class... Args>
+Result measure(const CommonOptions& opt, const Row& row, const Data& data, Launch&& launch,
+               const Args&... args) {
+  // 1. one checked call
+  restore(data);
+  data.poison();
+  launch(args...);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const Verdict first = data.check();
   Verdict last = first;
-  if (opt.graded_timing) {  // new contents, poisoned outputs and a check for every call
-    const uint64_t seed = data.seed();
-    const GradedTiming g = time_graded(
-        opt, run,
-        [&](int k) {
-          data.reseed(graded_seed(seed, k));
-          before();
-          data.poison();
-        },
-        [&](int) {
-          const Verdict v = data.check();
-          if (!v.ok && last.ok) last = v;  // the first wrong call names the error
-          return v.ok;
-        });
+  Result r{row.variant, row.n, row.bytes, {}, first.ok, row.role};
+
+  // 2. (4.) the timed runs
+  const bool graded = opt.graded_timing;
+  const uint64_t seed = data.seed();
+  if (graded && cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) != cudaSuccess)
+    cudaGetLastError();  // none before sm_80
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> ms, gaps;
+  int wrong = 0;
+  for (int k = 0; k < opt.warmup + opt.reps; ++k) {
+    if (graded) data.reseed(graded_seed(seed, k));  // new contents for every run
+    restore(data);
+    if (graded) {  // poisoned outputs, no L2 lines kept, the device idle
+      data.poison();
+      if (cudaCtxResetPersistingL2Cache() != cudaSuccess) cudaGetLastError();
+      CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    CUDA_CHECK(cudaEventRecord(start));
+    for (int c = 0; c < row.calls; ++c) launch(args...);
+    CUDA_CHECK(cudaEventRecord(stop));
+    CUDA_CHECK(graded ? cudaDeviceSynchronize() : cudaEventSynchronize(stop));
+    const auto t1 = std::chrono::steady_clock::now();
+    float elapsed = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&elapsed, start, stop));
+    if (graded) {  // every run checked; the first wrong one names the error
+      const Verdict v = data.check();
+      wrong += !v.ok;
+      if (!v.ok && last.ok) last = v;
+    }
+    if (k < opt.warmup) continue;
+    ms.push_back(elapsed / row.calls);
+    gaps.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count() - elapsed);
+  }
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  r.timing = summarize(ms);
+
+  // 3. the last run checked again, or (4.) the graded verdict
+  if (graded) {
     data.reseed(seed);
-    r.timing = per_call(g.timing, row.calls);
-    note_graded(g, &r.extra, &r.ok);
+    const double gap_ms = gaps.empty() ? 0.0 : *std::min_element(gaps.begin(), gaps.end());
+    const bool gap = gap_ms > kGapFloorMs + kGapShare * r.timing.ms_median * row.calls;
+    r.extra["graded_wrong"] = wrong;
+    r.extra["graded_gap_ms"] = gap_ms;
+    r.extra["graded_gaps"] = gap ? 1.0 : 0.0;
+    r.ok = first.ok && wrong == 0 && !gap;
   } else {
-    r.timing = per_call(time_gpu(opt, run, before), row.calls);
     last = data.check();
     r.ok = first.ok && last.ok && (!row.same_bits || last.bits == first.bits);
     if (first.ok && last.ok && !r.ok) last.detail = "the last timed run gave other bits";
@@ -120,11 +193,6 @@ Result measure(const CommonOptions& opt, const Row& row, const Data& data, Run&&
                                    : "a timed run: " + last.detail;
   if (std::isfinite(last.rel_error)) r.extra["rel_error"] = last.rel_error;
   return r;
-}
-
-template <class Data, class Run>
-Result measure(const CommonOptions& opt, const Row& row, const Data& data, Run&& run) {
-  return measure(opt, row, data, run, [] {});
 }
 
 }  // namespace sw::bench

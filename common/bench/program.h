@@ -1,0 +1,78 @@
+// The program main of every chapter: its command line, its GPU, its report, and
+// then the problem's checks (--verify-only) or its measured rows.
+//
+//   int main(int argc, char** argv) {
+//     const sw::bench::Program<rd::Step> program{"03_reduce_shared", "one line", "03", kSteps};
+//     return sw::bench::run(argc, argv, program, rd::SumProblem{kBlock});
+//   }
+//
+// A problem (rd::SumProblem, hist::..., ...) is a struct holding its own options:
+//
+//   using Step = bench::Step<...>;            its step table's type
+//   static constexpr const char* kName;      the results' problem column ("sum")
+//   void add_options(Cli&, const Program<Step>&);   before parsing
+//   void verify(const Session<Step>&);      --verify-only: a PASS/FAIL line per check
+//   void bench(const Session<Step>&);       the default run: the rows of the report
+//
+// Its bench() calls measure() (common/bench/protocol.h) itself, with the step's
+// launcher, so that main -> run -> bench -> measure -> time_gpu -> launch_<step>
+// are the five calls to the <<<>>>.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/bench/step.h"
+#include "common/cli.h"
+#include "common/device.h"
+#include "common/report.h"
+
+namespace sw::bench {
+
+template <class S>
+struct Program {
+  const char* name;     // "03_reduce_shared": the program, as built
+  const char* summary;  // one line for --help
+  const char* number;   // "03": the chapter, in the results
+  std::vector<S> steps;                  // the step table, in the lesson's order
+  std::vector<std::string> extra_variants = {};  // --variant values beside the steps ("cub")
+};
+
+// What a problem's verify() and bench() get: the parsed run.
+template <class S>
+struct Session {
+  const CommonOptions& opt;
+  const Gpu& gpu;
+  Report& report;
+  const Cli& cli;
+  const Program<S>& program;
+  std::vector<S> steps;  // the steps --variant chose, in the table's order
+  std::string variant;   // --variant as given ("all" unless given)
+};
+
+// Parses (bad input exits 2), starts the GPU (none: exits 77), runs the problem's
+// checks or rows; the exit code is the report's (1 when any check failed).
+template <class Problem>
+int run(int argc, char** argv, const Program<typename Problem::Step>& program,
+        Problem problem = {}) {
+  Cli cli(program.name, program.summary);
+  std::string variant = "all";
+  const std::vector<std::string> steps = names(program.steps);
+  if (steps.size() + program.extra_variants.size() > 1)
+    cli.add_variant(&variant, steps, "the step(s) to run", program.extra_variants);
+  else
+    cli.set_steps(steps);
+  problem.add_options(cli, program);
+  const CommonOptions opt = cli.parse_or_exit(argc, argv);
+  const Gpu gpu = start_gpu(opt);
+  Report report(opt, gpu.copy_gbps, program.number, Problem::kName);
+  const Session<typename Problem::Step> s{
+      opt, gpu, report, cli, program, chosen(program.steps, variant), variant};
+  if (opt.verify_only)
+    problem.verify(s);
+  else
+    problem.bench(s);
+  return report.exit_code();
+}
+
+}  // namespace sw::bench
