@@ -203,6 +203,11 @@ Cli::Option* Cli::find(const std::string& name) {
   return nullptr;
 }
 
+void Cli::reject(const std::string& message) const {
+  std::fprintf(stderr, "%s: error: %s\n", program_.c_str(), message.c_str());
+  std::exit(kExitBadInput);
+}
+
 bool Cli::was_given(const std::string& name) const {
   for (const auto& o : options_)
     if (o.name == name) return o.given;

@@ -84,6 +84,9 @@ class Cli {
   CommonOptions& defaults() { return common_; }
   bool help_requested() const { return help_requested_; }
   bool was_given(const std::string& name) const;  // the user passed this option
+  // Bad input found after parsing (an option that does not apply to what was asked):
+  // prints "<program>: error: <message>" and exits 2.
+  [[noreturn]] void reject(const std::string& message) const;
   const CommonOptions& common() const { return common_; }
   std::string usage() const;
 

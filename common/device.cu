@@ -7,10 +7,10 @@
 #include <string>
 #include <utility>
 
+#include "bench/protocol.h"
 #include "check.h"
 #include "cuda_utils.cuh"
 #include "device.h"
-#include "bench/protocol.h"
 #include "report.h"
 
 namespace sw {
@@ -255,8 +255,8 @@ double measure_copy_gbps(const CommonOptions& opt) {
   CommonOptions plain = opt;
   plain.graded_timing = false;  // the ceiling is timed as the tables' rows are
   const bench::Row row{"copy", static_cast<int64_t>(kCopyBytes), 2.0 * kCopyBytes};
-  const Result r = bench::measure(plain, row, bench::Unchecked{}, copy_once, dst,
-                                  static_cast<const void*>(src));
+  const Result r =
+      bench::measure(plain, row, bench::Unchecked{}, copy_once, dst, static_cast<const void*>(src));
   CUDA_CHECK(cudaFree(src));
   CUDA_CHECK(cudaFree(dst));
   return gbps(2.0 * kCopyBytes, r.timing.ms_median);

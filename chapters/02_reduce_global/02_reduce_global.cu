@@ -19,7 +19,7 @@
 
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
-#include "common/reduce_harness.h"
+#include "common/problems/reduce.h"
 #include "common/verify.h"
 
 namespace {
@@ -72,8 +72,10 @@ const std::vector<rd::Step> kSteps = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  rd::Chapter ch{"02_reduce_global", "Sum of floats: an in-place tree per block in global memory.",
-                 "02", kSteps};
-  ch.large = true;  // --verify-only --large: past 2^31 and 2^32 elements
-  return rd::run_chapter(argc, argv, ch);
+  const sw::bench::Program<rd::Step> program{
+      "02_reduce_global", "Sum of floats: an in-place tree per block in global memory.", "02",
+      kSteps};
+  rd::SumProblem sum;
+  sum.offers_large = true;  // --verify-only --large: past 2^31 and 2^32 elements
+  return sw::bench::run(argc, argv, program, sum);
 }

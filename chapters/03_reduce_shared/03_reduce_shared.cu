@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "common/check.h"
-#include "common/reduce_harness.h"
+#include "common/problems/reduce.h"
 #include "common/verify.h"
 #include "multi_pass.cuh"  // Pass: this chapter's finish, reused by 04 and 05
 
@@ -127,8 +127,8 @@ const std::vector<rd::Step> kSteps = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  rd::Chapter ch{"03_reduce_shared",
-                 "Sum of floats: a shared-memory tree, three addressing schemes.", "03", kSteps};
-  ch.block = kBlock;  // compiled in: no --block
-  return rd::run_chapter(argc, argv, ch);
+  const sw::bench::Program<rd::Step> program{
+      "03_reduce_shared", "Sum of floats: a shared-memory tree, three addressing schemes.", "03",
+      kSteps};
+  return sw::bench::run(argc, argv, program, rd::SumProblem{kBlock});  // compiled in: no --block
 }

@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "common/cuda_utils.cuh"
-#include "common/reduce_harness.h"
+#include "common/problems/reduce.h"
 
 namespace ch03 {
 

@@ -24,7 +24,7 @@
 
 #include "chapters/03_reduce_shared/multi_pass.cuh"  // chapter 03's finish: launch again over the block sums
 #include "common/check.h"
-#include "common/reduce_harness.h"
+#include "common/problems/reduce.h"
 #include "common/verify.h"
 
 namespace {
@@ -91,46 +91,74 @@ int64_t depth_dynamic_shared(const rd::Sum& s) {
   return ch03::passes(s.n, s.block) * sw::ceil_log2(s.block);
 }
 
-const rd::Step kStatic = {"static-shared", launch_static_shared, depth_static_shared};
-const rd::Step kDynamic = {"dynamic-shared", launch_dynamic_shared, depth_dynamic_shared};
+const std::vector<rd::Step> kSteps = {
+    {"static-shared", launch_static_shared, depth_static_shared},
+    {"dynamic-shared", launch_dynamic_shared, depth_dynamic_shared},
+};
+bool is_static(const rd::Step& step) { return step.launch == launch_static_shared; }
+
+// The host code is the lesson: both kernels side by side, then every block size.
+struct DynamicSharedProblem : rd::SumProblem {
+  // --block sets the dynamic kernel's size: with the static step alone it is an error.
+  static void check_block(const sw::bench::Session<rd::Step>& s) {
+    if (s.cli.was_given("--block") && s.variant == "static-shared")
+      s.cli.reject("--block applies to dynamic-shared, not to static-shared");
+  }
+
+  // --verify-only: the static kernel at its compiled-in size, the dynamic one at
+  // every block size.
+  void verify(const sw::bench::Session<rd::Step>& s) const {
+    check_block(s);
+    if (plant != "none") return rd::SumProblem::verify(s);
+    for (int64_t size : sizes(s)) {
+      const rd::Input in = rd::make_input(size, s.opt.seed);
+      for (const rd::Step& step : s.steps)
+        if (is_static(step))
+          rd::verify(s.report, step, in, {kStaticBlock});
+        else
+          for (int b : blocks(s)) rd::verify(s.report, step, in, {b});
+    }
+  }
+
+  // CUB; static first, then dynamic (by default at the same 256 threads): "vs prev"
+  // is their ratio; then every block size from the same binary, and the lesson.
+  void bench(const sw::bench::Session<rd::Step>& s) const {
+    check_block(s);
+    check_fits(s);
+    const rd::Step& dynamic = kSteps.back();
+    {
+      const rd::Input in = rd::make_input(n, s.opt.seed);
+      s.report.add(
+          sw::bench::measure(s.opt, rd::cub_row(n), rd::cub_data(in), rd::launch_cub, in.sum({})));
+      for (const rd::Step& step : s.steps) {
+        const rd::Config c{is_static(step) ? kStaticBlock : chosen_block()};
+        s.report.add(
+            rd::with_config(sw::bench::measure(s.opt, rd::step_row(step, n),
+                                               rd::step_data(step, in, c), step.launch, in.sum(c)),
+                            c));
+      }
+      if (s.variant != "all") return;
+      for (int b : rd::block_sizes()) {
+        sw::Result r = rd::with_config(
+            sw::bench::measure(rd::sweep_options(s.opt), rd::step_row(dynamic, n),
+                               rd::step_data(dynamic, in, {b}), dynamic.launch, in.sum({b})),
+            {b});
+        r.variant = "dynamic-sweep";
+        r.role = "sweep";
+        s.report.add(r);
+      }
+    }
+    rd::lesson(s.opt, s.report, dynamic, {chosen_block()});
+  }
+};
 
 }  // namespace
 
-// The host code is the lesson: both kernels side by side, then every block size.
 int main(int argc, char** argv) {
-  rd::Chapter ch{"04_reduce_dynamic_shared",
-                 "Sum of floats: the shared-memory tree with launch-sized shared memory.",
-                 "04",
-                 {kStatic, kDynamic}};
-  ch.block_help = "threads per block of the dynamic kernel";
-  rd::Options o;
-  sw::Cli cli = rd::make_cli(ch, &o);
-  rd::Setup s = rd::start(cli, o, ch, argc, argv);
-
-  if (s.opt.verify_only) {
-    for (int64_t size : s.sizes) {
-      const rd::Input in = rd::make_input(size, s.opt.seed);
-      rd::verify(s.report, kStatic, in, {kStaticBlock});
-      for (int b : s.blocks) rd::verify(s.report, kDynamic, in, {b});
-    }
-    return s.report.exit_code();
-  }
-
-  {
-    const rd::Input in = rd::make_input(s.n, s.opt.seed);
-    rd::bench_cub(s.opt, s.report, in);
-    // Static first, then dynamic (by default at the same 256 threads): "vs prev"
-    // is their ratio.
-    rd::bench(s.opt, s.report, kStatic, in, {kStaticBlock});
-    rd::bench(s.opt, s.report, kDynamic, in, {s.block});
-    // What a run-time size buys: every block size from the same binary.
-    for (int b : rd::block_sizes()) {
-      sw::Result r = rd::measure(rd::sweep_options(s.opt), kDynamic, in, {b});
-      r.variant = "dynamic-sweep";
-      r.role = "sweep";
-      s.report.add(r);
-    }
-  }
-  rd::lesson(s.opt, s.report, kDynamic, {s.block});
-  return s.report.exit_code();
+  const sw::bench::Program<rd::Step> program{
+      "04_reduce_dynamic_shared",
+      "Sum of floats: the shared-memory tree with launch-sized shared memory.", "04", kSteps};
+  DynamicSharedProblem sum;
+  sum.block_help = "threads per block of the dynamic kernel";
+  return sw::bench::run(argc, argv, program, sum);
 }

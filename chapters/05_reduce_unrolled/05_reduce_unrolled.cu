@@ -34,7 +34,7 @@
 #include "chapters/03_reduce_shared/multi_pass.cuh"  // chapter 03's finish: launch again over the block sums
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
-#include "common/reduce_harness.h"
+#include "common/problems/reduce.h"
 #include "common/verify.h"
 
 namespace {
@@ -164,9 +164,11 @@ const std::vector<rd::Step> kSteps = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  rd::Chapter ch{"05_reduce_unrolled",
-                 "Sum of floats: an unrolled tree, first add at load, three last-warp finishes.",
-                 "05", kSteps};
-  ch.block_help = "threads per block (a template parameter)";
-  return rd::run_chapter(argc, argv, ch);
+  const sw::bench::Program<rd::Step> program{
+      "05_reduce_unrolled",
+      "Sum of floats: an unrolled tree, first add at load, three last-warp finishes.", "05",
+      kSteps};
+  rd::SumProblem sum;
+  sum.block_help = "threads per block (a template parameter)";
+  return sw::bench::run(argc, argv, program, sum);
 }

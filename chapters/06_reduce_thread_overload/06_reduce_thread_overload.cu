@@ -37,45 +37,178 @@
 //                kernel and CUB (problem "sum-latency").
 // Steps:         two-pass, single-pass-atomic, single-pass-last-block, two-pass-pdl,
 //                single-pass-last-block-pdl
-// Files:         reduce_overload.cuh (the kernel, shared with 12 and 14), reduce_finishes.cuh
-//                (the three finishes' launchers, the last block's kernel, the error depths),
-//                reduce_pdl.cuh (the two -pdl steps' launchers), reduce_latency.cuh (the
-//                small sums: back-to-back and CUDA-graph timing, the empty kernel); here
-//                the step table and runs.
+// Files:         reduce_overload.cuh (the kernel, shared with 12 and 14); here the
+//                finishes' kernel, every step's launcher and error depth, the step
+//                table; overload_problem.cuh (the host code: sweeps, census, small sums).
 // Run:           build/chapters/06_reduce_thread_overload [--n 2^28] [--block 256]
 //                [--blocks-per-sm N] [--variant two-pass] [--verify-only [--large]] [--json]
 #include <cstdint>
+#include <cuda/atomic>
 #include <string>
 #include <vector>
 
+#include "common/check.h"
 #include "common/cuda_utils.cuh"
-#include "common/reduce_harness.h"
-#include "reduce_finishes.cuh"
-#include "reduce_latency.cuh"
+#include "common/problems/reduce.h"
+#include "overload_problem.cuh"
 #include "reduce_overload.cuh"  // the kernel of this chapter, shared with 12 and 14
-#include "reduce_pdl.cuh"
+
+namespace ch06 {
+
+// --- the launchers: the grid from the GPU, every launch on s.stream ----------------------
+// rd::kernel_for_block picks the kernel's template instance for the run-time block size.
+
+// blocks_per_sm x SMs blocks, no more than the data keeps busy (grid_for).
+template <int kUnroll = ch06::kUnroll>
+int64_t grid(const rd::Sum& s) {
+  return grid_for(s.n, s.block, s.blocks_per_sm, sw::sm_count(), kUnroll);
+}
+
+template <int kUnroll = ch06::kUnroll>
+void launch_two_pass(const rd::Sum& s) {
+  const int64_t blocks = grid<kUnroll>(s);
+  const auto kernel = rd::kernel_for_block(
+      s.block, [](auto b) { return reduce_overload<b, Finish::kPartials, kUnroll>; });
+  kernel<<<rd::grid_size(blocks), s.block, 0, s.stream>>>(s.x, s.n, s.partials);
+  CHECK_LAUNCH();
+  // One block adds the block sums, in a fixed order.
+  kernel<<<1, s.block, 0, s.stream>>>(s.partials, blocks, s.out);
+  CHECK_LAUNCH();
+}
+
+inline void launch_single_pass_atomic(const rd::Sum& s) {
+  const int64_t blocks = grid(s);
+  const auto kernel =
+      rd::kernel_for_block(s.block, [](auto b) { return reduce_overload<b, Finish::kAtomic>; });
+  CUDA_CHECK(cudaMemsetAsync(s.out, 0, sizeof(float), s.stream));
+  kernel<<<rd::grid_size(blocks), s.block, 0, s.stream>>>(s.x, s.n, s.out);
+  CHECK_LAUNCH();
+}
+
+// --- the kernel beside reduce_overload, and its launcher ---------------------------------
+
+// single-pass-last-block: each block writes its sum to partials[b]; the last block
+// to take a ticket adds them all, in the same order whichever block it is. The
+// ticket orders the memory: kFences, the classic form, puts a full fence
+// (__threadfence) before taking it and another after; kAcqRel takes it with one
+// atomic that releases this block's sum and acquires every earlier block's, which
+// is all the pattern needs.
+enum class Ticket { kFences, kAcqRel };
+
+template <int kBlock, Ticket kTicket, bool kPdl = false>
+__global__ void __launch_bounds__(kBlock)
+    reduce_last_block(const float* __restrict__ x, int64_t n, float* partials, unsigned* ticket,
+                      float* out) {
+  if constexpr (kPdl) {
+    ch06::pdl_wait();
+    ch06::pdl_release();
+  }
+  const float sum = block_sum<kBlock>(thread_sum<kBlock>(x, n));
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = sum;
+    if constexpr (kTicket == Ticket::kFences) {
+      __threadfence();  // the sum reaches every block before the ticket does
+      last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    } else {
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> t(*ticket);
+      last = t.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
+    }
+  }
+  __syncthreads();  // the block sees what its thread 0 acquired
+  if (!last) return;
+  if constexpr (kTicket == Ticket::kFences)
+    __threadfence();  // every other block's sum is visible now
+  float v = 0.0f;     // read from L2 (__ldcg), where the other blocks' sums are, not from L1
+  for (int64_t b = threadIdx.x; b < gridDim.x; b += kBlock) v += __ldcg(partials + b);
+  v = block_sum<kBlock>(v);
+  if (threadIdx.x == 0) {
+    out[0] = v;
+    *ticket = 0;  // ready for the next launch
+  }
+}
+
+template <Ticket kTicket>
+void launch_single_pass_last_block(const rd::Sum& s) {
+  const int64_t blocks = grid(s);
+  const auto kernel =
+      rd::kernel_for_block(s.block, [](auto b) { return reduce_last_block<b, kTicket>; });
+  kernel<<<rd::grid_size(blocks), s.block, 0, s.stream>>>(s.x, s.n, s.partials, s.ticket, s.out);
+  CHECK_LAUNCH();
+}
+
+// --- error bounds -------------------------------------------------------------------------
+
+// Each launch's depth is ch06::launch_depth (reduce_overload.cuh).
+template <int kUnroll = ch06::kUnroll>
+int64_t depth_two_pass(const rd::Sum& s) {
+  const int64_t blocks = grid<kUnroll>(s);
+  return launch_depth(s.n, blocks * s.block) + launch_depth(blocks, s.block);
+}
+
+inline int64_t depth_single_pass_atomic(const rd::Sum& s) {
+  const int64_t blocks = grid(s);
+  return launch_depth(s.n, blocks * s.block) +
+         blocks;  // the atomics add the block sums in some order
+}
+
+// The last block: one thread adds ceil(blocks / block) sums, then block_sum's 10 levels.
+inline int64_t depth_single_pass_last_block(const rd::Sum& s) {
+  const int64_t blocks = grid(s);
+  return launch_depth(s.n, blocks * s.block) + sw::ceil_div(blocks, s.block) + 10;
+}
+
+// --- programmatic dependent launch: the last two steps ---------------------------------------
+
+// The configuration of a launch through cudaLaunchKernelEx: kernel<<<grid, block, 0,
+// stream>>> with programmatic dependent launch allowed (compute capability 9.0 and
+// up; below it, a plain launch), so that the kernel may start while the kernel before
+// it in the stream still runs (see ch06::pdl_wait).
+struct PdlConfig {
+  PdlConfig(int64_t grid, int block, cudaStream_t stream) {
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    config.gridDim = dim3(rd::grid_size(grid));
+    config.blockDim = dim3(static_cast<unsigned>(block));
+    config.stream = stream;
+    config.attrs = &attr;
+    config.numAttrs = sw::cc_major() >= 9 ? 1 : 0;
+  }
+  PdlConfig(const PdlConfig&) = delete;  // config points at attr
+  PdlConfig& operator=(const PdlConfig&) = delete;
+
+  cudaLaunchAttribute attr = {};
+  cudaLaunchConfig_t config = {};
+};
+
+// two-pass-pdl: two-pass, both kernels launched with programmatic dependent launch.
+inline void launch_two_pass_pdl(const rd::Sum& s) {
+  const int64_t blocks = grid(s);
+  const auto kernel = rd::kernel_for_block(
+      s.block, [](auto b) { return reduce_overload<b, Finish::kPartials, ch06::kUnroll, true>; });
+  const PdlConfig first(blocks, s.block, s.stream), second(1, s.block, s.stream);
+  CUDA_CHECK(cudaLaunchKernelEx(&first.config, kernel, s.x, s.n, s.partials));
+  CHECK_LAUNCH();
+  CUDA_CHECK(cudaLaunchKernelEx(&second.config, kernel, s.partials, blocks, s.out));
+  CHECK_LAUNCH();
+}
+
+// single-pass-last-block-pdl: the acquire-release ticket, launched the same way.
+inline void launch_single_pass_last_block_pdl(const rd::Sum& s) {
+  const int64_t blocks = grid(s);
+  const auto kernel = rd::kernel_for_block(
+      s.block, [](auto b) { return reduce_last_block<b, Ticket::kAcqRel, true>; });
+  const PdlConfig config(blocks, s.block, s.stream);
+  CUDA_CHECK(cudaLaunchKernelEx(&config.config, kernel, s.x, s.n, s.partials, s.ticket, s.out));
+  CHECK_LAUNCH();
+}
+
+}  // namespace ch06
 
 namespace {
 
 namespace rd = sw::reduce;
-
-using ch06::depth_single_pass_atomic;
-using ch06::depth_single_pass_last_block;
-using ch06::depth_two_pass;
-using ch06::Finish;
-using ch06::launch_single_pass_atomic;
-using ch06::launch_single_pass_last_block;
-using ch06::launch_single_pass_last_block_pdl;
-using ch06::launch_two_pass;
-using ch06::launch_two_pass_pdl;
-using ch06::reduce_overload;
-using ch06::Ticket;
-
-const std::vector<int> kSweep = {1, 2, 4, 8, 16, 32};  // blocks per SM measured by the default run
-constexpr int kOneStepBlocksPerSm = 16;  // --variant without --blocks-per-sm: past the knee
-constexpr int kRepeatRuns = 20;          // runs compared bit for bit
-
-// --- the step table ------------------------------------------------------------------------
+using namespace ch06;
 
 // The step table; the lesson runs on the step fastest at --n.
 const std::vector<rd::Step> kSteps = {
@@ -83,155 +216,25 @@ const std::vector<rd::Step> kSteps = {
     {"single-pass-atomic", launch_single_pass_atomic, depth_single_pass_atomic},
     {"single-pass-last-block", launch_single_pass_last_block<Ticket::kAcqRel>,
      depth_single_pass_last_block, "step", rd::kSameBits},
-    {"two-pass-pdl", launch_two_pass_pdl, depth_two_pass<>, "step", rd::kSameBits},
+    {"two-pass-pdl", launch_two_pass_pdl, depth_two_pass<>, "step", rd::kSameBits | kNeedsPdl},
     {"single-pass-last-block-pdl", launch_single_pass_last_block_pdl, depth_single_pass_last_block,
-     "step", rd::kSameBits},
+     "step", rd::kSameBits | kNeedsPdl},
 };
-// The steps this GPU runs: where it (or the emulated GPU) lacks programmatic dependent
-// launch, each -pdl step is left out with a SKIP line that says why.
-std::vector<rd::Step> runnable(sw::Report& report, const std::vector<rd::Step>& steps) {
-  std::string why;
-  const bool pdl = sw::has_feature(sw::Feature::kProgrammaticLaunch, &why);
-  std::vector<rd::Step> out;
-  for (const rd::Step& step : steps) {
-    const bool needs_pdl =
-        step.launch == launch_two_pass_pdl || step.launch == launch_single_pass_last_block_pdl;
-    if (needs_pdl && !pdl)
-      report.skip(step.name, why);
-    else
-      out.push_back(step);
-  }
-  return out;
-}
-// Only in the small sums: single-pass-last-block with the classic two fences.
-const rd::Step kLastBlockFences = {"single-pass-last-block-fences",
-                                   launch_single_pass_last_block<Ticket::kFences>,
-                                   depth_single_pass_last_block, "step", rd::kSameBits};
-// Only in a sweep: two-pass with one float4 load in flight per thread.
-const rd::Step kTwoPassUnroll1 = {"two-pass-unroll1", launch_two_pass<1>, depth_two_pass<1>, "step",
-                                  rd::kSameBits};
-
-// Blocks of reduce_overload resident per SM at this block size: one full wave,
-// the grid of --verify-only unless --blocks-per-sm says otherwise.
-int full_wave(int block) {
-  return sw::resident_blocks_per_sm(
-      rd::kernel_for_block(block, [](auto b) { return reduce_overload<b, Finish::kPartials>; }),
-      block);
-}
-
-// --- --verify-only -------------------------------------------------------------------------
-
-// Every step at every size and block size. The default sweep adds the extremes of
-// the grid, the one-load kernel, and the fixed-order steps' bits over repeated runs.
-int verify_all(rd::Setup& s, int blocks_per_sm) {
-  for (int64_t size : s.sizes) {
-    const rd::Input in = rd::make_input(size, s.opt.seed);
-    for (int b : s.blocks) {
-      const rd::Config c{b, blocks_per_sm ? blocks_per_sm : full_wave(b)};
-      for (const rd::Step& step : s.steps) rd::verify(s.report, step, in, c);
-    }
-    if (!s.full_sweep || blocks_per_sm) continue;
-    const rd::Config wave{s.block, full_wave(s.block)};
-    rd::verify(s.report, kTwoPassUnroll1, in, wave);
-    rd::verify(s.report, kLastBlockFences, in, wave);
-    // The grid does not change the answer (beyond rounding): the extremes of the range.
-    if (size >= 65537)
-      for (int bpsm : {1, rd::kMaxBlocksPerSm})
-        for (const rd::Step& step : s.steps) rd::verify(s.report, step, in, {s.block, bpsm});
-    if (size >= 1000000)
-      for (const rd::Step& step : s.steps)
-        if (step.traits & rd::kSameBits)
-          rd::verify_repeatable(s.report, step, in, wave, kRepeatRuns);
-  }
-  return s.report.exit_code();
-}
-
-// --- the default run -----------------------------------------------------------------------
-
-// GB/s against blocks per SM (rows <step>-sweep, role "sweep"); returns the best point.
-int sweep_blocks_per_sm(rd::Setup& s, const rd::Step& step, const rd::Input& in, int unroll) {
-  int best = kSweep.front();
-  double best_gbps = -1;
-  for (int bpsm : kSweep) {
-    sw::Result r = rd::measure(rd::sweep_options(s.opt), step, in, {s.block, bpsm});
-    r.variant = std::string(step.name) + "-sweep";  // its own rows: the step's row follows
-    r.role = "sweep";
-    r.extra["unroll"] = unroll;
-    s.report.add(r);
-    const double g = sw::gbps(r.bytes, r.timing.ms_median);
-    if (g > best_gbps) {
-      best_gbps = g;
-      best = bpsm;
-    }
-  }
-  return best;
-}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  rd::Chapter ch{
+  const sw::bench::Program<rd::Step> program{
       "06_reduce_thread_overload",
       "Sum of floats: grid-stride float4 loads, shuffle finish, two-pass, atomic or last block.",
       "06", kSteps};
-  ch.large = true;  // --verify-only --large: past 2^31 and 2^32 elements
-  ch.variant =
-      true;  // --variant <step>: that step alone, at --blocks-per-sm (default kOneStepBlocksPerSm)
-  ch.block_help = "threads per block (a template parameter)";
-  rd::Options o;
-  sw::Cli cli = rd::make_cli(ch, &o);
-  int blocks_per_sm =
-      0;  // 0: one full wave (--verify-only) or each step's best in the sweep (default run)
-  cli.add_int("--blocks-per-sm", &blocks_per_sm, 1, rd::kMaxBlocksPerSm,
-              "grid = this x SMs (default: the sweep's best; one full wave with --verify-only)");
-  rd::Setup s = rd::start(cli, o, ch, argc, argv);
-  s.steps = runnable(s.report, s.steps);
-  if (s.opt.verify_only) return verify_all(s, blocks_per_sm);
-  if (o.variant != "all") {  // one step, no sweeps: what the lab checker times
-    const rd::Input in = rd::make_input(s.n, s.opt.seed);
-    rd::bench_cub(s.opt, s.report, in);
-    for (const rd::Step& step : s.steps)
-      rd::bench(s.opt, s.report, step, in,
-                {s.block, blocks_per_sm ? blocks_per_sm : kOneStepBlocksPerSm});
-    return s.report.exit_code();
-  }
-
-  const rd::Step* best = &s.steps.front();
-  int best_bpsm = kSweep.front();
-  {
-    const rd::Input in = rd::make_input(s.n, s.opt.seed);
-    rd::bench_cub(s.opt, s.report, in);
-    // Throughput against blocks per SM, every step; each step then runs at its own
-    // best point (or at --blocks-per-sm). Then the same kernel with one load in
-    // flight per thread: how many blocks per SM that takes.
-    std::vector<int> chosen;
-    for (const rd::Step& step : s.steps)
-      chosen.push_back(sweep_blocks_per_sm(s, step, in, ch06::kUnroll));
-    sweep_blocks_per_sm(s, kTwoPassUnroll1, in, 1);
-
-    double best_gbps = -1;
-    for (size_t k = 0; k < s.steps.size(); ++k) {
-      const rd::Config c{s.block, blocks_per_sm ? blocks_per_sm : chosen[k]};
-      sw::Result r = rd::measure(s.opt, s.steps[k], in, c);
-      // What "not deterministic" looks like: distinct results over repeated runs.
-      const int distinct = rd::count_distinct(s.steps[k], in, c, kRepeatRuns);
-      r.extra["distinct_results"] = distinct;
-      r.extra["census_runs"] = kRepeatRuns;
-      s.report.add(r);
-      s.report.note(r.variant + ": " + std::to_string(distinct) + " distinct result(s) in " +
-                    std::to_string(kRepeatRuns) + " runs");
-      const double g = sw::gbps(r.bytes, r.timing.ms_median);
-      if (g > best_gbps) {
-        best_gbps = g;
-        best = &s.steps[k];
-        best_bpsm = c.blocks_per_sm;
-      }
-    }
-  }
-  // The small sums (reduce_latency.cuh), with the fenced last block beside the steps.
-  std::vector<rd::Step> small = s.steps;
-  small.push_back(kLastBlockFences);
-  ch06::small_sums(s, small, best_bpsm);
-  rd::lesson(s.opt, s.report, *best, {s.block, best_bpsm});
-  return s.report.exit_code();
+  OverloadProblem sum;
+  sum.two_pass_unroll1 = {"two-pass-unroll1", launch_two_pass<1>, depth_two_pass<1>, "step",
+                          rd::kSameBits};
+  sum.last_block_fences = {"single-pass-last-block-fences",
+                           launch_single_pass_last_block<Ticket::kFences>,
+                           depth_single_pass_last_block, "step", rd::kSameBits};
+  sum.offers_large = true;  // --verify-only --large: past 2^31 and 2^32 elements
+  sum.block_help = "threads per block (a template parameter)";
+  return sw::bench::run(argc, argv, program, sum);
 }

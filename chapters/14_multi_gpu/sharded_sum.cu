@@ -10,7 +10,7 @@
 #include "common/check.h"
 #include "common/multi_gpu_timer.h"
 #include "common/nccl_check.h"
-#include "common/reduce_harness.h"  // the reference sum
+#include "common/problems/reduce.h"  // the reference sum
 #include "multi_gpu_checks.h"
 #include "sharded_sum.h"
 

@@ -11,6 +11,9 @@
 //   using Step = bench::Step<...>;            its step table's type
 //   static constexpr const char* kName;      the results' problem column ("sum")
 //   void add_options(Cli&, const Program<Step>&);   before parsing
+//   void validate(const Cli&, const CommonOptions&);   (optional) after parsing, before
+//                                    the GPU starts: an option that does not apply to
+//                                    what was asked is an error (exit 2)
 //   void verify(const Session<Step>&);      --verify-only: a PASS/FAIL line per check
 //   void bench(const Session<Step>&);       the default run: the rows of the report
 //
@@ -20,6 +23,8 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/bench/step.h"
@@ -29,12 +34,21 @@
 
 namespace sw::bench {
 
+namespace detail {
+template <class P, class = void>
+struct HasValidate : std::false_type {};
+template <class P>
+struct HasValidate<P, std::void_t<decltype(std::declval<P&>().validate(
+                          std::declval<const Cli&>(), std::declval<const CommonOptions&>()))>>
+    : std::true_type {};
+}  // namespace detail
+
 template <class S>
 struct Program {
-  const char* name;     // "03_reduce_shared": the program, as built
-  const char* summary;  // one line for --help
-  const char* number;   // "03": the chapter, in the results
-  std::vector<S> steps;                  // the step table, in the lesson's order
+  const char* name;                              // "03_reduce_shared": the program, as built
+  const char* summary;                           // one line for --help
+  const char* number;                            // "03": the chapter, in the results
+  std::vector<S> steps;                          // the step table, in the lesson's order
   std::vector<std::string> extra_variants = {};  // --variant values beside the steps ("cub")
 };
 
@@ -64,6 +78,7 @@ int run(int argc, char** argv, const Program<typename Problem::Step>& program,
     cli.set_steps(steps);
   problem.add_options(cli, program);
   const CommonOptions opt = cli.parse_or_exit(argc, argv);
+  if constexpr (detail::HasValidate<Problem>::value) problem.validate(cli, opt);
   const Gpu gpu = start_gpu(opt);
   Report report(opt, gpu.copy_gbps, program.number, Problem::kName);
   const Session<typename Problem::Step> s{

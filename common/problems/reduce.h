@@ -1,30 +1,24 @@
-// Host-side harness of the reduction chapters (02-06). A chapter writes its
-// kernels and, right under each, a plain launcher of one whole sum; it lists them
-// in a step table of Steps; the harness does the rest: the input and its CPU
-// reference, the buffers every launch writes into, poisoning, the checks, the
-// timing, CUB as the vendor line and chapter 01's 1.23 precision lesson.
+// The reduction's problem (chapters 02-06): the sum of n floats. A chapter writes
+// its kernels and, right under each, a plain launcher of one whole sum; it lists
+// them in a step table and hands it, with this problem, to the one program main
+// (common/bench/program.h):
 //
 //   void launch_sequential(const rd::Sum& s);     // every launch of one sum
 //   int64_t depth_sequential(const rd::Sum& s);   // its error bound (see Step)
 //   const std::vector<rd::Step> kSteps = {{"sequential", launch_sequential, depth_sequential}};
 //   int main(int argc, char** argv) {
-//     rd::Chapter ch{"03_reduce_shared", "one-line summary", "03", kSteps};
-//     return rd::run_chapter(argc, argv, ch);
+//     const sw::bench::Program<rd::Step> program{"03_reduce_shared", "one line", "03", kSteps};
+//     return sw::bench::run(argc, argv, program, rd::SumProblem{kBlock});
 //   }
 //
-// Every timed row goes through the one protocol, sw::bench::measure
-// (common/bench/protocol.h); the timed callable calls the launcher, and the
-// launcher holds the <<<>>>:
-//   bench::measure(opt, row, data, [&] { step.launch(sum); });   // measure(): 1
-//   void launch_sequential(const rd::Sum& s) { ... reduce_sequential<<<...>>>(...); }  // 2
-// (with --graded-timing, time_graded calls the same callable).
-//
-// Chapters whose host code is the lesson (04's block sizes; 06's sweeps, census
-// and small sums) write a short main from the same parts: make_cli and start,
-// make_input, verify, measure / bench, bench_cub and lesson.
-//
-// SumData tells the protocol about one sum: the outputs to poison, the check of
-// the result against the reference within the step's bound, the input unchanged.
+// This file holds the rest: the input and its CPU reference, the buffers every
+// launch writes into (Sum), the check of a result within the step's error bound
+// (SumData), CUB as the vendor line and chapter 01's 1.23 precision lesson. Every
+// timed row is measured by sw::bench::measure (common/bench/protocol.h), which
+// calls the launcher with its Sum:
+//   main -> bench::run -> SumProblem::bench -> bench::measure -> launch_sequential -> <<<>>>
+// Chapters whose host code is the lesson (04's block sizes; 06's sweeps, census and
+// small sums) derive their own problem from SumProblem.
 //
 // CUDA only (it includes CUB): include it from .cu files.
 #pragma once
@@ -41,14 +35,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/bench/program.h"
 #include "common/bench/protocol.h"
+#include "common/bench/step.h"
 #include "common/check.h"
 #include "common/cli.h"
 #include "common/cub_calls.h"
 #include "common/cuda_utils.cuh"
 #include "common/data.h"
 #include "common/device.h"
-#include "common/gpu_timer.h"
 #include "common/parallel.h"
 #include "common/report.h"
 #include "common/verify.h"
@@ -148,14 +143,9 @@ enum : unsigned {
   kFinishOnHost = 4,     // the sum ends in *host_out, not in out
 };
 
-// One row of a chapter's step table.
-struct Step {
-  const char* name;  // the row's name; its launcher is launch_<name>
-  Launch launch;
-  Depth depth;                // the error bound: the most additions any element passes through
-  const char* role = "step";  // or "anti-example"
-  unsigned traits = 0;
-};
+// One row of a chapter's step table: {name, launch, depth, role, traits}. Its depth
+// is the error bound: the most additions any element passes through.
+using Step = bench::Step<Launch, Depth>;
 
 // The run-time settings of one row; they go into the row's extra too.
 struct Config {
@@ -288,7 +278,7 @@ inline Input make_lesson_input() {
   return in;
 }
 
-// --- one checked run --------------------------------------------------------------------
+// --- checks ------------------------------------------------------------------------------
 
 // " n=1000003 block=256 blocks_per_sm=8": what a PASS/FAIL line names.
 inline std::string describe(int64_t n, const Config& c) {
@@ -300,13 +290,17 @@ inline std::string describe(int64_t n, const Config& c) {
 // The data of one sum as measure() and check_once() see them (common/bench/protocol.h):
 // the outputs to poison, the result against the reference within the bound of
 // `depth` additions, and the input unchanged (unless the step overwrites it by
-// design). Its bits are the fingerprint that a kSameBits row compares.
+// design: then restore() writes it again before every run). Its bits are the
+// fingerprint that a kSameBits row compares.
 struct SumData {
   const Input& in;
   int64_t depth;
   bool on_host = false;     // the sum ends in *host_out (kFinishOnHost), else in out
-  bool check_input = true;  // x must be left as written
+  bool overwrites = false;  // the step writes over x (kOverwritesInput)
   void poison() const { in.poison(); }
+  void restore() const {
+    if (overwrites) in.refill();
+  }
   double value() const {
     return on_host ? *in.host_out : static_cast<double>(sw::read(in.out.get()));
   }
@@ -314,7 +308,7 @@ struct SumData {
     const double got = value();
     const SumCheck c = check_sum(got, in.ref, in.abs_sum, depth, in.n);
     const bool kept =
-        !check_input || in.constant || device_digest(in.x.get(), in.x.bytes()) == in.digest;
+        overwrites || in.constant || device_digest(in.x.get(), in.x.bytes()) == in.digest;
     bench::Verdict v{c.ok && kept, "", c.rel_error, 0};
     std::memcpy(&v.bits, &got, sizeof got);
     if (!c.ok) {
@@ -336,23 +330,13 @@ struct SumData {
 
 // A step's data: its bound, where its sum ends, whether it may write into x.
 inline SumData step_data(const Step& step, const Input& in, const Config& c) {
-  return {in, step.depth(in.sum(c)), (step.traits & kFinishOnHost) != 0,
-          (step.traits & kOverwritesInput) == 0};
-}
-
-// One poisoned run of the step, checked (bench::check_once).
-inline bench::Verdict run_checked(const Step& step, const Input& in, const Config& c) {
-  const Sum sum = in.sum(c);
-  return bench::check_once(
-      step_data(step, in, c), [&] { step.launch(sum); },
-      [&] {
-        if (step.traits & kOverwritesInput) in.refill();
-      });
+  return {in, step.more(in.sum(c)), (step.traits & kFinishOnHost) != 0,
+          (step.traits & kOverwritesInput) != 0};
 }
 
 // One poisoned run compared with the reference: one PASS/FAIL line.
 inline bool verify(Report& report, const Step& step, const Input& in, const Config& c) {
-  const bench::Verdict v = run_checked(step, in, c);
+  const bench::Verdict v = bench::check_once(step_data(step, in, c), step.launch, in.sum(c));
   report.check(v.ok, step.name + describe(in.n, c), v.detail);
   return v.ok;
 }
@@ -361,9 +345,11 @@ inline bool verify(Report& report, const Step& step, const Input& in, const Conf
 // (and that one is right).
 inline bool verify_repeatable(Report& report, const Step& step, const Input& in, const Config& c,
                               int runs) {
-  const bench::Verdict first = run_checked(step, in, c);
+  const SumData data = step_data(step, in, c);
+  const bench::Verdict first = bench::check_once(data, step.launch, in.sum(c));
   int differing = 0;
-  for (int r = 1; r < runs; ++r) differing += run_checked(step, in, c).bits != first.bits;
+  for (int r = 1; r < runs; ++r)
+    differing += bench::check_once(data, step.launch, in.sum(c)).bits != first.bits;
   const bool ok = first.ok && differing == 0;
   const std::string what =
       std::string(step.name) + " bitwise identical over " + std::to_string(runs) + " runs";
@@ -377,10 +363,11 @@ inline bool verify_repeatable(Report& report, const Step& step, const Input& in,
 
 // How many different results (float bit patterns) `runs` runs give: 1 for a fixed order.
 inline int count_distinct(const Step& step, const Input& in, const Config& c, int runs) {
+  const SumData data = step_data(step, in, c);
   std::set<uint32_t> seen;
   for (int r = 0; r < runs; ++r) {
-    run_checked(step, in, c);
-    const float got = static_cast<float>(step_data(step, in, c).value());
+    bench::check_once(data, step.launch, in.sum(c));
+    const float got = static_cast<float>(data.value());
     uint32_t bits;
     std::memcpy(&bits, &got, sizeof bits);
     seen.insert(bits);
@@ -388,7 +375,7 @@ inline int count_distinct(const Step& step, const Input& in, const Config& c, in
   return static_cast<int>(seen.size());
 }
 
-// --- timing -----------------------------------------------------------------------------
+// --- rows ---------------------------------------------------------------------------------
 
 // Fewer timed runs per point, for the sweeps.
 inline CommonOptions sweep_options(const CommonOptions& opt) {
@@ -400,44 +387,21 @@ inline CommonOptions sweep_options(const CommonOptions& opt) {
 // Bytes of one sum: the input read once, the sum written once.
 inline double sum_bytes(int64_t n) { return sizeof(float) * (static_cast<double>(n) + 1); }
 
-// One step, measured (not yet reported) by bench::measure, with the timed callable
-// given: `run` makes `calls` sums of the step (chapter 06 times ten back to back, or
-// a CUDA graph of them). Its row has extra block, blocks_per_sm and rel_error; the
-// chapter may rename it, change its role, note or problem.
-template <class Run>
-Result measure_runs(const CommonOptions& opt, const Step& step, const Input& in, const Config& c,
-                    int calls, Run run) {
+// The row of a step: `calls` sums back to back per timed run (chapter 06's small sums).
+inline bench::Row step_row(const Step& step, int64_t n, int calls = 1) {
   if ((step.traits & kOverwritesInput) && calls != 1) {
     std::fprintf(stderr, "error: %s overwrites its input: it can only be timed alone\n", step.name);
     std::exit(kExitFailed);
   }
-  const bench::Row row{step.name, in.n, sum_bytes(in.n), calls, (step.traits & kSameBits) != 0,
-                       step.role};
-  Result r = bench::measure(opt, row, step_data(step, in, c), run, [&] {
-    if (step.traits & kOverwritesInput) in.refill();
-  });
+  return {step.name, n, sum_bytes(n), calls, (step.traits & kSameBits) != 0, step.role};
+}
+
+// A measured row with the settings it ran at: extra block (and blocks_per_sm).
+inline Result with_config(Result r, const Config& c) {
   r.extra["block"] = c.block;
   if (c.blocks_per_sm) r.extra["blocks_per_sm"] = c.blocks_per_sm;
   return r;
 }
-
-// One step, measured: the timed callable calls the step's launcher, which holds
-// its <<<>>> (time_gpu -> this lambda -> launch_<step> -> <<<>>>).
-inline Result measure(const CommonOptions& opt, const Step& step, const Input& in,
-                      const Config& c) {
-  const Sum sum = in.sum(c);
-  return measure_runs(opt, step, in, c, 1, [&] { step.launch(sum); });
-}
-
-// measure(), then the row goes into the report.
-inline Result bench(const CommonOptions& opt, Report& report, const Step& step, const Input& in,
-                    const Config& c) {
-  const Result r = measure(opt, step, in, c);
-  report.add(r);
-  return r;
-}
-
-// --- the vendor line ------------------------------------------------------------------
 
 // The vendor row's launcher: cub::DeviceReduce::Sum (common/cub_calls.h) of x into
 // s.out, in the temporary storage that Input allocated, outside the timing.
@@ -446,44 +410,28 @@ inline void launch_cub(const Sum& s) {
   CUDA_CHECK(cub_sum(s.cub_temp, temp_bytes, s.x, s.out, s.n, s.stream));
 }
 
-// CUB, measured as measure_runs measures a step, role "vendor": `run` makes `calls`
-// sums of launch_cub.
-//
-// CUB does not document its order of additions. The bound assumes what CUB
-// does: a grid of at least one 128-thread block per SM, each thread adding its
-// items in sequence, then trees of fewer than 64 levels.
-template <class Run>
-Result measure_cub_runs(const CommonOptions& opt, const Input& in, int calls, Run run) {
-  const int64_t depth = ceil_div(in.n, int64_t{128} * std::max(sm_count(), 1)) + 64;
-  const bench::Row row{"cub", in.n, sum_bytes(in.n), calls, false, "vendor"};
-  return bench::measure(opt, row, SumData{in, depth}, run);
+// CUB's row and data. CUB does not document its order of additions. The bound
+// assumes what CUB does: a grid of at least one 128-thread block per SM, each
+// thread adding its items in sequence, then trees of fewer than 64 levels.
+inline bench::Row cub_row(int64_t n, int calls = 1) {
+  return {"cub", n, sum_bytes(n), calls, false, "vendor"};
 }
-
-// CUB, measured: the timed callable calls launch_cub (time_gpu -> this lambda ->
-// launch_cub -> cub::DeviceReduce::Sum).
-inline Result measure_cub(const CommonOptions& opt, const Input& in) {
-  const Sum sum = in.sum({});
-  return measure_cub_runs(opt, in, 1, [&] { launch_cub(sum); });
+inline SumData cub_data(const Input& in) {
+  return {in, ceil_div(in.n, int64_t{128} * std::max(sm_count(), 1)) + 64};
 }
-
-inline Result bench_cub(const CommonOptions& opt, Report& report, const Input& in) {
-  const Result r = measure_cub(opt, in);
-  report.add(r);
-  return r;
-}
-
-// --- chapter 01's lesson ----------------------------------------------------------------
 
 // Chapter 01's precision lesson, on this chapter's best step: 1e8 copies of 1.23f
 // (the float loop stalls at 2^25). Role "lesson", problem "sum-of-1.23", note
 // "1e8 x 1.23", extra rel_error against the exact sum of the floats and the value.
-inline Result lesson(const CommonOptions& opt, Report& report, const Step& step, const Config& c) {
+inline void lesson(const CommonOptions& opt, Report& report, const Step& step, const Config& c) {
   const Input in = make_lesson_input();
   CommonOptions few = opt;
   few.reps = std::min(opt.reps, kLessonReps);
   few.warmup = std::min(opt.warmup, 1);
-  Result r = measure(few, step, in, c);
-  const double value = step_data(step, in, c).value();
+  const SumData data = step_data(step, in, c);
+  Result r =
+      with_config(bench::measure(few, step_row(step, in.n), data, step.launch, in.sum(c)), c);
+  const double value = data.value();
   r.role = "lesson";
   r.problem = "sum-of-1.23";
   r.note = "1e8 x 1.23";
@@ -491,31 +439,7 @@ inline Result lesson(const CommonOptions& opt, Report& report, const Step& step,
   r.extra["value"] = value;
   r.extra["rel_error"] = std::fabs(value - in.ref) / in.ref;
   report.add(r);
-  return r;
 }
-
-// --- a chapter's program ----------------------------------------------------------------
-
-struct Chapter {
-  const char* program;  // "03_reduce_shared"
-  const char* summary;  // one line for --help
-  const char* number;   // "03"
-  std::vector<Step> steps;
-  int block = 0;       // the block size compiled into the kernels (no --block); 0: --block picks it
-  bool large = false;  // offers --large: --verify-only past 2^31 and 2^32
-  bool variant =
-      false;  // offers --variant: all steps, or one (run_chapter: when there are several)
-  const char* block_help = "threads per block";
-};
-
-// The options every reduction program shares (make_cli declares them).
-struct Options {
-  int64_t n = kDefaultN;
-  std::string block = std::to_string(kDefaultBlock);
-  std::string variant = "all";
-  bool large = false;
-  std::string planted = "none";
-};
 
 // --- planted steps: the harness's own defences, proven ---------------------------------
 //
@@ -557,118 +481,133 @@ inline void launch_writes_input_tail(const Sum& s) {
 
 inline int64_t any_order(const Sum& s) { return s.n; }  // a bound no order of additions exceeds
 
-inline int run(Report& report, const std::string& name, const std::vector<int64_t>& sizes,
-               uint64_t seed) {
-  const Step step = name == "never-writes"
-                        ? Step{"planted-never-writes", launch_never_writes, any_order}
-                    : name == "unzeroed-shared"
-                        ? Step{"planted-unzeroed-shared", launch_unzeroed_shared, any_order}
-                        : Step{"planted-writes-input-tail", launch_writes_input_tail, any_order};
-  for (int64_t size : sizes) {
-    const Input in = make_input(size, seed);
-    if (name != "writes-input-tail") {  // zeros: right unless the output (never-writes) or the
-                                        // shared memory (unzeroed-shared) starts poisoned
-      fill_constant(in.x.get(), in.n, 0.0f);
-      in.ref = in.abs_sum = 0.0;
-      in.digest = device_digest(in.x.get(), in.x.bytes());
-    }
-    verify(report, step, in, {kDefaultBlock});
+inline const std::vector<std::string> kNames = {"never-writes", "writes-input-tail",
+                                                "unzeroed-shared"};
+inline const std::vector<int64_t> kSizes = {1, 1000003};
+
+inline Step step(const std::string& name) {
+  return name == "never-writes" ? Step{"planted-never-writes", launch_never_writes, any_order}
+         : name == "unzeroed-shared"
+             ? Step{"planted-unzeroed-shared", launch_unzeroed_shared, any_order}
+             : Step{"planted-writes-input-tail", launch_writes_input_tail, any_order};
+}
+
+// The input of a planted step: zeros (right unless the output (never-writes) or the
+// shared memory (unzeroed-shared) starts poisoned), or the usual data (writes-input-tail).
+inline Input input(const std::string& name, int64_t n, uint64_t seed) {
+  Input in = make_input(n, seed);
+  if (name != "writes-input-tail") {
+    fill_constant(in.x.get(), in.n, 0.0f);
+    in.ref = in.abs_sum = 0.0;
+    in.digest = device_digest(in.x.get(), in.x.bytes());
   }
-  return report.exit_code();
+  return in;
 }
 
 }  // namespace planted
 
-// --n, --block (unless compiled in), --variant (if asked) and --large (if asked);
-// --list prints the steps. A chapter may add its own options before start().
-inline Cli make_cli(const Chapter& ch, Options* o) {
-  Cli cli(ch.program, ch.summary);
-  cli.add_int("--n", &o->n, 1, kMaxElements, "floats to sum");
-  std::vector<std::string> names;
-  for (const Step& s : ch.steps) names.push_back(s.name);
-  if (!ch.block) {
-    std::vector<std::string> blocks;
-    for (int b : block_sizes()) blocks.push_back(std::to_string(b));
-    cli.add_choice("--block", &o->block, blocks, ch.block_help);
-  }
-  if (ch.variant) cli.add_variant(&o->variant, names, "the step(s) to run");
-  if (ch.large)
-    cli.add_flag("--large", &o->large,
-                 "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
-  cli.add_choice("--planted", &o->planted,
-                 {"none", "never-writes", "writes-input-tail", "unzeroed-shared"},
-                 "with --verify-only: check a planted broken step instead (the harness's own "
-                 "tests; it must fail)");
-  cli.set_steps(names);
-  return cli;
-}
+// --- the problem --------------------------------------------------------------------------
 
-// A parsed command line, the GPU and the report.
-struct Setup {
-  CommonOptions opt;
-  Gpu gpu;
-  Report report;
-  int64_t n;
-  int block;  // --block, or the chapter's compiled-in size
-  bool large;
-  std::vector<Step> steps;  // those --variant chose (all by default)
-  // --verify-only: the sizes (--large's, --n alone, or verify_sizes()) and the block
-  // sizes (every one, unless --block or --large picks one or the chapter has one).
-  std::vector<int64_t> sizes;
-  std::vector<int> blocks;
-  bool full_sweep;  // --verify-only with neither --n nor --large
-};
+// The sum of floats, for bench::run. A chapter with a compiled-in block size gives
+// it (no --block); the default run: CUB, then each step at --n and --block, then the
+// lesson on the table's last step; --verify-only checks every step at every size
+// and block size.
+struct SumProblem {
+  using Step = reduce::Step;
+  static constexpr const char* kName = "sum";
 
-// Parses (bad input exits 2), starts the GPU (none: exits 77) and checks that the
-// largest size fits in device memory (else exits 2 naming the option).
-inline Setup start(Cli& cli, const Options& o, const Chapter& ch, int argc, char** argv) {
-  const CommonOptions opt = cli.parse_or_exit(argc, argv);
-  const int block = ch.block ? ch.block : std::stoi(o.block);
-  std::vector<Step> steps;
-  for (const Step& s : ch.steps)
-    if (o.variant == "all" || o.variant == s.name) steps.push_back(s);
-  const bool n_given = cli.was_given("--n");
-  const Gpu gpu = start_gpu(opt);
-  Setup s{opt, gpu,  Report(opt, gpu.copy_gbps, ch.number, "sum"), o.n, block, o.large, steps, {},
-          {},  false};
-  if (!opt.verify_only) {
-    require_fits(gpu, "--n", o.n, kBytesPerFloat);
-    return s;
-  }
-  s.sizes = o.large ? large_sizes() : n_given ? std::vector<int64_t>{o.n} : verify_sizes();
-  s.blocks =
-      ch.block || o.large || cli.was_given("--block") ? std::vector<int>{block} : block_sizes();
-  s.full_sweep = !o.large && !n_given;
-  require_fits(gpu, o.large ? "--large" : "--n", *std::max_element(s.sizes.begin(), s.sizes.end()),
-               kBytesPerFloat);
-  return s;
-}
+  int block = 0;  // the block size compiled into the kernels (no --block); 0: --block picks it
+  bool offers_large = false;  // --large: --verify-only past 2^31 and 2^32
+  const char* block_help = "threads per block";
 
-// The whole main of a chapter that needs nothing beyond its table: --verify-only
-// checks every step at every size and block size; otherwise CUB, then each step
-// at --n and --block, then the lesson on the table's last step.
-inline int run_chapter(int argc, char** argv, Chapter ch) {
-  ch.variant = ch.steps.size() > 1;
-  Options o;
-  Cli cli = make_cli(ch, &o);
-  Setup s = start(cli, o, ch, argc, argv);
-  if (s.opt.verify_only && o.planted != "none")
-    return planted::run(s.report, o.planted, {1, 1000003}, s.opt.seed);
-  if (s.opt.verify_only) {
-    for (int64_t size : s.sizes) {
-      const Input in = make_input(size, s.opt.seed);
-      for (int b : s.blocks)
-        for (const Step& step : s.steps) verify(s.report, step, in, {b});
+  // The options.
+  int64_t n = kDefaultN;
+  std::string block_choice = std::to_string(kDefaultBlock);
+  bool large = false;
+  std::string plant = "none";  // --planted
+
+  // --n, --block (unless compiled in), --large (if offered), --planted.
+  void add_options(Cli& cli, const bench::Program<Step>&) {
+    cli.add_int("--n", &n, 1, kMaxElements, "floats to sum");
+    if (!block) {
+      std::vector<std::string> blocks;
+      for (int b : block_sizes()) blocks.push_back(std::to_string(b));
+      cli.add_choice("--block", &block_choice, blocks, block_help);
     }
-    return s.report.exit_code();
+    if (offers_large)
+      cli.add_flag("--large", &large,
+                   "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
+    cli.add_choice("--planted", &plant,
+                   {"none", "never-writes", "writes-input-tail", "unzeroed-shared"},
+                   "with --verify-only: check a planted broken step instead (the harness's own "
+                   "tests; it must fail)");
   }
-  {
-    const Input in = make_input(s.n, s.opt.seed);
-    bench_cub(s.opt, s.report, in);
-    for (const Step& step : s.steps) bench(s.opt, s.report, step, in, {s.block});
+
+  // --block, or the compiled-in size.
+  int chosen_block() const { return block ? block : std::stoi(block_choice); }
+
+  // --large and --planted apply to --verify-only alone (exit 2 otherwise).
+  void validate(const Cli& cli, const CommonOptions& opt) const {
+    for (const char* name : {"--large", "--planted"})
+      if (cli.was_given(name) && !opt.verify_only)
+        cli.reject(std::string(name) + " applies only with --verify-only");
   }
-  lesson(s.opt, s.report, ch.steps.back(), {s.block});
-  return s.report.exit_code();
-}
+  // The default run's size must fit in device memory (exit 2 naming the option).
+  template <class S>
+  void check_fits(const bench::Session<S>& s) const {
+    if (!s.opt.verify_only) require_fits(s.gpu, "--n", n, kBytesPerFloat);
+  }
+
+  // --verify-only's sizes: --large's, --n alone, or verify_sizes(); checked to fit.
+  template <class S>
+  std::vector<int64_t> sizes(const bench::Session<S>& s) const {
+    const std::vector<int64_t> v = large                    ? large_sizes()
+                                   : s.cli.was_given("--n") ? std::vector<int64_t>{n}
+                                                            : verify_sizes();
+    require_fits(s.gpu, large ? "--large" : "--n", *std::max_element(v.begin(), v.end()),
+                 kBytesPerFloat);
+    return v;
+  }
+  // --verify-only's block sizes: every one, unless --block or --large picks one or
+  // the kernels have one.
+  template <class S>
+  std::vector<int> blocks(const bench::Session<S>& s) const {
+    if (block || large || s.cli.was_given("--block")) return {chosen_block()};
+    return block_sizes();
+  }
+  // --verify-only with neither --n nor --large: the chapters' extra checks run.
+  template <class S>
+  bool full_sweep(const bench::Session<S>& s) const {
+    return !large && !s.cli.was_given("--n");
+  }
+
+  void verify(const bench::Session<Step>& s) const {
+    if (plant != "none") {
+      for (int64_t size : planted::kSizes)
+        reduce::verify(s.report, planted::step(plant), planted::input(plant, size, s.opt.seed),
+                       {kDefaultBlock});
+      return;
+    }
+    for (int64_t size : sizes(s)) {
+      const Input in = make_input(size, s.opt.seed);
+      for (int b : blocks(s))
+        for (const Step& step : s.steps) reduce::verify(s.report, step, in, {b});
+    }
+  }
+
+  void bench(const bench::Session<Step>& s) const {
+    check_fits(s);
+    const Config c{chosen_block()};
+    {
+      const Input in = make_input(n, s.opt.seed);
+      s.report.add(bench::measure(s.opt, cub_row(n), cub_data(in), launch_cub, in.sum({})));
+      for (const Step& step : s.steps)
+        s.report.add(with_config(bench::measure(s.opt, step_row(step, n), step_data(step, in, c),
+                                                step.launch, in.sum(c)),
+                                 c));
+    }
+    lesson(s.opt, s.report, s.program.steps.back(), c);
+  }
+};
 
 }  // namespace sw::reduce
