@@ -84,7 +84,7 @@ void prepare_cub(Context& c, const Input& in, uint32_t bins) {
   });
 }
 
-// A row's data for sw::bench::measure and sw::checked_twice: the row's output (and
+// A row's data for sw::bench::measure and check_once: the row's output (and
 // the steps' workspace) to poison, its totals against the reference, and new values
 // from another seed for --graded-timing (reseed: Input::reseed, with the reference
 // of that seed; `want` stays the reference of the first seed).
