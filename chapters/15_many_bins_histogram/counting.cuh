@@ -1,13 +1,15 @@
 // Chapter 15: what every step shares. The job a launcher gets and the row of the
-// step table; values as keys and bins; the grid-wide loop over the input in 16-byte
-// vectors; the blocks' rows of counters and their sum; the GPU's shared memory; and
-// dispatch_bits, the one place where a value width becomes a type.
+// step table (sw::bench::Step with More); values as keys and bins; the grid-wide loop
+// over the input in 16-byte vectors; the blocks' rows of counters and their sum; the
+// GPU's shared memory; and dispatch_bits, the one place where a value width becomes a type.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <utility>
 
+#include "common/bench/step.h"
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
 #include "common/data.h"
@@ -85,20 +87,26 @@ struct Job {
   }
 };
 
-// A step's launcher: its grid, its block and its <<<>>>. The timed call is the
-// launcher itself (the harness's [&] { launch(job); }).
+// A step's launcher: its grid, its block and its <<<>>>. measure() calls it with the job.
 using Launch = void (*)(const Job&);
 using Fits = bool (*)(const Job&);
 inline bool always(const Job&) { return true; }
 
-// A row of the step table; the table has one per value width (the launchers differ).
-struct Step {
-  const char* name;
-  Launch launch;
+// What a row of the step table holds beside its name and launcher; the table has one
+// per value width (the launchers differ).
+struct More {
   Fits fits;                              // can it run this job (bins, width, cluster size, GPU)?
   int (*clusters)(const Job&) = nullptr;  // cluster steps: clusters resident at once (0: none fit)
   Launch (*pick)(const Job&) = nullptr;   // auto: the step it runs for this job
 };
+using Step = sw::bench::Step<Launch, More>;
+
+// Whether this GPU has thread block clusters (an emulated one may not): without them
+// the cluster steps fit no job, so they are never launched, and the problem reports
+// each as skipped with the reason.
+inline bool has_clusters(std::string* why = nullptr) {
+  return sw::has_feature(sw::Feature::kClusters, why);
+}
 
 // Calls f(T{}) with T the type of `value_bits`-bit values: uint16_t or uint32_t.
 template <class F>

@@ -1,6 +1,7 @@
-// Chapter 15's checks (--verify-only, --large): a test of the packed counters that
-// no input can force, then every row on awkward sizes, offsets, bin counts and
-// inputs. Part of the program 15_many_bins_histogram; the steps are in its other files.
+// Chapter 15's checks (ManyBins::verify: --verify-only, --large): a test of the packed
+// counters that no input can force, then every row on awkward sizes, offsets, bin
+// counts and inputs. Part of the program 15_many_bins_histogram; the steps are in its
+// other files.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -92,18 +93,20 @@ std::vector<Case> large_cases() {
 
 }  // namespace
 
-// Every step (each cluster size that fits) on every case, each run through
-// run_and_check: poisoned, then again onto the last run's counts.
-int verify(Context& c, const sw::Gpu& gpu, bool large) {
-  if (!large) check_packed_counters(c.report);
+// Every step (each cluster size that fits) on every case, each row through
+// verify_row: poisoned, then again onto the last run's counts.
+void ManyBins::verify(const sw::bench::Session<Step>& s) {
+  start(s);
+  Context c{s.report, s.variant};
+  if (!large) check_packed_counters(s.report);
   const std::vector<Case> cases = large ? large_cases() : sweep_cases();
   int64_t max_n = 1;
   for (const Case& k : cases) max_n = std::max(max_n, k.n);
-  Input in(gpu, large ? "--large" : "--n", max_n, 32, 2.0);
+  Input in(s.gpu, large ? "--large" : "--n", max_n, 32, 2.0);
   for (const Case& k : cases) {
-    in.generate(k.bits, k.n, k.spec, c.opt.seed, k.offset);
+    in.generate(k.bits, k.n, k.spec, s.opt.seed, k.offset);
     if (large && k.spec.dist == Dist::Equal)
-      c.report.check(in.count_of(k.spec.value) == static_cast<uint64_t>(k.n) &&
+      s.report.check(in.count_of(k.spec.value) == static_cast<uint64_t>(k.n) &&
                          in.count_of(k.spec.value) > 0xFFFFFFFFull,
                      "reference: value " + std::to_string(k.spec.value) + " occurs all " +
                          std::to_string(k.n) + " times, beyond 2^32");
@@ -113,12 +116,11 @@ int verify(Context& c, const sw::Gpu& gpu, bool large) {
                              " offset=" + std::to_string(k.offset) + " " + in.note() +
                              " value_bits=" + std::to_string(k.bits);
       for (const Row& r : rows_for(c, in, bins, false, true)) {
-        const sw::bench::Verdict v = run_and_check(c, in, bins, want, r);
-        c.report.check(v.ok, r.label() + at, v.detail);
+        const sw::bench::Verdict v = verify_row(c, in, bins, want, r);
+        s.report.check(v.ok, r.label() + at, v.detail);
       }
     }
   }
-  return c.report.exit_code();
 }
 
 }  // namespace ch15

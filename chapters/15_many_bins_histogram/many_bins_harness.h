@@ -1,22 +1,21 @@
-// Chapter 15's harness: one input of 16- or 32-bit values with the CPU's count of
-// every value, the rows that run on it at a bin count (CUB, then each step that fits
-// the job, a cluster step at each cluster size that fits), and a row's checked,
-// measured run. It stands on common/: CUB at any width and bin count
-// (sw::histogram::CubHistogramEven, histogram_harness.h), the one measurement protocol
-// (sw::bench::measure, common/bench/protocol.h), --verify-only's check
-// (sw::checked_twice) and the 64-bit totals (sw::HistCount, histogram_check.h).
+// Chapter 15's problem, ManyBins (sw::bench::run's Problem): its options, one input of
+// 16- or 32-bit values with the CPU's count of every value, the rows that run on it at
+// a bin count (CUB, then each step that fits the job, a cluster step at each cluster
+// size that fits), and a row's measured run (many_bins_harness.cu) or check
+// (verify_row; the checks themselves are in many_bins_checks.cu). It stands on common/:
+// CUB at any width and bin count (sw::histogram::CubHistogramEven, histogram_harness.h),
+// the one measurement protocol (sw::bench::measure and check_once,
+// common/bench/protocol.h) and the 64-bit totals (sw::HistCount, histogram_check.h).
 //
-//   ch15::Input in(gpu, "--n", n, 32, 2.0);   // room for n 32-bit values
-//   in.generate(16, n, {ch15::Dist::Uniform}, seed, 0);
-//   ch15::bench_all(c, opt, in, 65536, "step", true);  // every row, reported
+//   return sw::bench::run(argc, argv, program, ch15::ManyBins{});  // the chapter's main
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/bench/program.h"
 #include "common/bench/protocol.h"
 #include "common/cli.h"
 #include "common/device.h"
@@ -28,6 +27,8 @@ namespace ch15 {
 
 constexpr int64_t kMaxOffset =
     7;  // --offset: start this many values past a 256-byte aligned address
+// The headline bin counts: 16-bit values up to kHeadlineSmall bins, 32-bit ones beyond.
+constexpr uint32_t kHeadlineSmall = 65536, kHeadlineLarge = 1u << 20;
 
 // The step table for `value_bits`-bit values (the chapter file's).
 const std::vector<Step>& steps_for(int value_bits);
@@ -71,13 +72,11 @@ class Input {
 
 struct CubLines;  // CUB at each value width (many_bins_harness.cu)
 
-// What the rows share: the options, the report, the steps' workspace and output,
-// and CUB (made on its first row). Made and destroyed in many_bins_harness.cu, where
-// CubLines is complete.
+// What the rows share: the report, the steps' workspace and output, and CUB (made on
+// its first row). Made and destroyed in many_bins_harness.cu, where CubLines is complete.
 struct Context {
-  Context(const sw::CommonOptions& o, sw::Report& r, std::string variant);
+  Context(sw::Report& r, std::string variant);
   ~Context();
-  const sw::CommonOptions& opt;
   sw::Report& report;
   std::string only = "all";  // --variant: run this row only ("all": every one)
   Workspace ws;
@@ -91,7 +90,7 @@ struct Row {
   int cluster;
   std::string name() const { return step ? step->name : "cub"; }
   std::string label() const {
-    return name() + (step && step->clusters ? " cluster=" + std::to_string(cluster) : "");
+    return name() + (step && step->more.clusters ? " cluster=" + std::to_string(cluster) : "");
   }
 };
 
@@ -101,21 +100,30 @@ struct Row {
 std::vector<Row> rows_for(Context& c, const Input& in, uint32_t bins, bool with_cub,
                           bool all_sizes);
 
-// --verify-only's check of one row: sw::checked_twice, both runs must leave exactly
-// `want` (the detail names the first wrong bin).
-sw::bench::Verdict run_and_check(Context& c, Input& in, uint32_t bins,
-                                 const std::vector<uint64_t>& want, const Row& r);
+// --verify-only's check of one row: a poisoned run (sw::bench::check_once), then one
+// more, not poisoned (a kernel that adds onto the last run's counts fails); both must
+// leave exactly `want` (the detail names the first wrong bin).
+sw::bench::Verdict verify_row(Context& c, Input& in, uint32_t bins,
+                              const std::vector<uint64_t>& want, const Row& r);
 
-// Every row at this bin count, measured by sw::bench::measure and reported (role
-// "step" or "sweep"; CUB's rows are "vendor" where the steps' are "step"). `extra`
-// adds the sweep's p. With --graded-timing the input is reseeded for every call and
-// restored after each row.
-void bench_all(Context& c, const sw::CommonOptions& opt, Input& in, uint32_t bins,
-               const std::string& role, bool all_sizes,
-               const std::map<std::string, double>& extra = {});
+// The problem: the options below, --verify-only's checks (verify, many_bins_checks.cu)
+// or the measured rows (bench): without --bins, --dist, --value and --p the headline
+// inputs with every cluster size, the regime map and the p-sweep; with them that one input.
+struct ManyBins {
+  using Step = ch15::Step;
+  static constexpr const char* kName = "histogram";
+  int64_t n = int64_t{1} << 28;
+  int64_t bins = kHeadlineSmall, value = 0, offset = 0;
+  std::string dist = "uniform";
+  double p = 0.9;
+  bool large = false;
 
-// --verify-only: the correctness sweep, or with `large` the checks above 2^32 values
-// (many_bins_checks.cu). Returns the exit code.
-int verify(Context& c, const sw::Gpu& gpu, bool large);
+  void add_options(sw::Cli& cli, const sw::bench::Program<Step>& program);
+  void verify(const sw::bench::Session<Step>& s);
+  void bench(const sw::bench::Session<Step>& s);
+  // An option that does not apply to this run (exit 2, one line naming it); then the
+  // cluster steps reported as skipped where the GPU has no clusters.
+  void start(const sw::bench::Session<Step>& s) const;
+};
 
 }  // namespace ch15

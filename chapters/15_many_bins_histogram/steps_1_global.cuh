@@ -1,6 +1,6 @@
 // Chapter 15, steps 1 and 2: every value counted in global memory, one 64-bit atomic
 // per value (global-atomic) or per distinct bin of a warp instruction (global-match).
-// Included once, by 15_many_bins_histogram.cu.
+// Kernels and launchers as one unit, included at the top of 15_many_bins_histogram.cu.
 #pragma once
 
 #include <cstdint>

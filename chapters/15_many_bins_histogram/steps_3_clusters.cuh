@@ -1,7 +1,8 @@
 // Chapter 15, steps 7 and 8: cluster-dsmem and cluster-packed16, the CUDA Programming
 // Guide's distributed shared memory histogram, with 32-bit and with packed 16-bit
-// counters. Clusters need compute capability 9.0: has_clusters() is the one gate.
-// Included once, by 15_many_bins_histogram.cu.
+// counters. Clusters need compute capability 9.0: has_clusters() (counting.cuh) is the
+// one gate. Kernels and launchers as one unit, included at the top of
+// 15_many_bins_histogram.cu.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -9,20 +10,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <string>
 #include <tuple>
 
 #include "counting.cuh"
 #include "packed16.cuh"
 
 namespace ch15 {
-
-// Whether this GPU has thread block clusters (an emulated one may not): without them
-// the cluster steps fit no job, so they are never launched, and main reports each
-// as skipped with the reason.
-inline bool has_clusters(std::string* why = nullptr) {
-  return sw::has_feature(sw::Feature::kClusters, why);
-}
 
 // =========================================================================================
 // A cluster of k blocks splits the bins into k slices, one per block; every value is

@@ -1,6 +1,6 @@
 // Chapter 15, step 9: partition, for more bins than one SM holds: the values sorted
 // by slice of the bins through global memory, then each slice counted in one block.
-// Included once, by 15_many_bins_histogram.cu.
+// Kernels and launchers as one unit, included at the top of 15_many_bins_histogram.cu.
 #pragma once
 
 #include <algorithm>
