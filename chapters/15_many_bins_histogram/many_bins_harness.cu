@@ -243,23 +243,22 @@ void ManyBins::add_options(sw::Cli& cli, const sw::bench::Program<Step>&) {
   cli.add_flag("--large", &large, "with --verify-only: the checks above 2^32 values");
 }
 
-void ManyBins::start(const sw::bench::Session<Step>& s) const {
-  std::string bad;  // the first option that does not apply
-  const auto given = [&](const char* option) { return bad.empty() && s.cli.was_given(option); };
-  if (s.opt.verify_only) {
+void ManyBins::validate(const sw::Cli& cli, const sw::CommonOptions& opt) const {
+  if (opt.verify_only) {
     for (const char* o : {"--n", "--bins", "--dist", "--value", "--p", "--offset"})
-      if (given(o)) bad = std::string(o) + ": --verify-only checks its own sizes and inputs";
-    if (bad.empty() && s.variant == "cub") bad = "--variant cub: --verify-only checks the steps";
-  } else if (given("--large")) {
-    bad = "--large: only with --verify-only";
+      if (cli.was_given(o))
+        cli.reject(std::string(o) + ": --verify-only checks its own sizes and inputs");
+  } else if (cli.was_given("--large")) {
+    cli.reject("--large: only with --verify-only");
   }
-  if (given("--value") && dist != "equal" && dist != "mix")
-    bad = "--value: only with --dist equal or mix";
-  if (given("--p") && dist != "mix") bad = "--p: only with --dist mix";
-  if (!bad.empty()) {
-    std::fprintf(stderr, "%s: error: %s\n", s.program.name, bad.c_str());
-    std::exit(sw::kExitBadInput);
-  }
+  if (cli.was_given("--value") && dist != "equal" && dist != "mix")
+    cli.reject("--value: only with --dist equal or mix");
+  if (cli.was_given("--p") && dist != "mix") cli.reject("--p: only with --dist mix");
+}
+
+void ManyBins::start(const sw::bench::Session<Step>& s) const {
+  if (s.opt.verify_only && s.variant == "cub")
+    s.cli.reject("--variant cub: --verify-only checks the steps");
   std::string why;
   if (!has_clusters(&why))
     for (const char* step : {"cluster-dsmem", "cluster-packed16"}) s.report.skip(step, why);

@@ -119,10 +119,13 @@ struct ManyBins {
   bool large = false;
 
   void add_options(sw::Cli& cli, const sw::bench::Program<Step>& program);
+  // An option that does not apply to this run: exit 2, one line naming it (before the
+  // GPU starts).
+  void validate(const sw::Cli& cli, const sw::CommonOptions& opt) const;
   void verify(const sw::bench::Session<Step>& s);
   void bench(const sw::bench::Session<Step>& s);
-  // An option that does not apply to this run (exit 2, one line naming it); then the
-  // cluster steps reported as skipped where the GPU has no clusters.
+  // --verify-only --variant cub is an error (exit 2); the cluster steps are reported as
+  // skipped where the GPU has no clusters.
   void start(const sw::bench::Session<Step>& s) const;
 };
 
