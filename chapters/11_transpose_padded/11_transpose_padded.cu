@@ -74,7 +74,8 @@ __global__ void transpose_padded(const float* __restrict__ in, float* __restrict
 // Its launcher: the grid over the input's tiles, in bands, 32 x 32 threads a block.
 constexpr tr::Launch<float> launch_padded = launch_2d<float, transpose_padded, kTile, kTile>;
 
-// The chapter's steps, in order (--list prints them); the ceilings and cuBLAS come beside.
+// The chapter's steps, in order (--list prints them): {name, float launcher, double
+// launcher, role}. The ceilings and cuBLAS run beside them.
 const std::vector<Step> kSteps = {
     {"padded", launch_padded},
     {"padded-32x8", launch_padded_32x8},

@@ -1,9 +1,9 @@
 // Chapter 11's tiled steps, a self-contained unit that 11_transpose_padded.cu includes at
-// its top: the tile constants (kTile, kPad), the launcher of the 2-D order (launch_2d, which
-// the padded step's launcher instantiates too), and after the tile body they share
-// (move_tile and its two orders) and the grouped order's launcher (launch_grouped), the
-// steps padded-32x8, tile64, tile64-float4, tile64-rows, tile64-rows-grouped, the copy
-// ceiling of tile64-float4 and the double kernels, each with its launcher under it.
+// its top: the tile constants (kTile, kPad); the tile body the steps share (move_tile)
+// with its two orders and their launchers (launch_2d, which the padded step's launcher
+// instantiates too, and launch_grouped); then the steps padded-32x8, tile64,
+// tile64-float4, tile64-rows, tile64-rows-grouped, the copy ceiling of tile64-float4 and
+// the double kernels, each with its launcher under it.
 #pragma once
 
 #include <cstdint>
