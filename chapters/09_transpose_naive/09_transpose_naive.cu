@@ -20,9 +20,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/bench/program.h"
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
-#include "common/transpose_harness.h"
+#include "common/problems/transpose.h"
 
 namespace {
 
@@ -32,7 +33,7 @@ constexpr int kTile = 32;  // a 32 x 32 block moves a 32 x 32 tile, one element 
 // grid.y holds at most 65535 tiles, so past 2,097,120 elements along y the
 // launchers start one grid per band of 65535 tiles, the pointers offset to the
 // band's first row (or column): sw::transpose::Bands. Each launcher computes its
-// grid and block beside its <<<>>>, and the harness's timed call runs it directly.
+// grid and block beside its <<<>>>, and the timed call (bench::measure) runs it directly.
 
 // naive-read-coalesced: threadIdx.x walks along an INPUT row: reads coalesced,
 // writes strided by `rows`.
@@ -46,9 +47,15 @@ __global__ void transpose_naive_read_coalesced(const float* __restrict__ in,
   // lab naive: end
 }
 
-// Its launcher: the grid over the input's tiles, in bands (common/transpose_harness.h).
-constexpr sw::transpose::Launch<float> launch_naive_read_coalesced =
-    sw::transpose::launch_tiles<float, transpose_naive_read_coalesced, kTile, kTile, kTile>;
+void launch_naive_read_coalesced(const sw::transpose::Args<float>& a) {
+  const sw::transpose::Bands bands(a.rows, kTile);  // x: input columns, y: input rows
+  const dim3 grid(sw::transpose::grid_x(sw::ceil_div(a.cols, kTile)), bands.tiles);
+  const dim3 block(kTile, kTile);
+  for (const int64_t r0 : bands) {  // one band unless more than 65535 tile rows
+    transpose_naive_read_coalesced<<<grid, block>>>(a.in + r0 * a.cols, a.out + r0, a.rows, a.cols);
+    CHECK_LAUNCH();
+  }
+}
 
 // naive-write-coalesced: threadIdx.x walks along an OUTPUT row: writes coalesced,
 // reads strided by `cols`. The grid is laid over the output: x over its columns
@@ -74,15 +81,18 @@ void launch_naive_write_coalesced(const sw::transpose::Args<float>& a) {
   }
 }
 
+// The step table, in the lesson's order.
+const std::vector<sw::transpose::Step> kSteps = {
+    {"naive-read-coalesced", launch_naive_read_coalesced},
+    {"naive-write-coalesced", launch_naive_write_coalesced},
+};
+
 }  // namespace
 
-// The harness adds the copy ceiling and cublasSgeam, then verifies or times all.
+// The problem runs the copy ceiling and cublasSgeam beside the steps.
 int main(int argc, char** argv) {
-  const std::vector<sw::transpose::Step<float>> steps = {
-      {"naive-read-coalesced", "step", launch_naive_read_coalesced},
-      {"naive-write-coalesced", "step", launch_naive_write_coalesced},
-  };
-  return sw::transpose::run_float_chapter(
-      argc, argv, "09_transpose_naive",
-      "Naive matrix transpose: coalesced reads or coalesced writes.", "09", steps);
+  const sw::bench::Program<sw::transpose::Step> program{
+      "09_transpose_naive", "Naive matrix transpose: coalesced reads or coalesced writes.", "09",
+      kSteps};
+  return sw::bench::run(argc, argv, program, sw::transpose::Problem{});
 }

@@ -23,9 +23,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/bench/program.h"
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
-#include "common/transpose_harness.h"
+#include "common/problems/transpose.h"
 #include "shared_tile.cuh"
 
 namespace {
@@ -42,18 +43,24 @@ __global__ void transpose_shared_tile(const float* __restrict__ in, float* __res
   ch10::transpose_via_tile(tile, in, out, rows, cols);
 }
 
-// Its launcher: the grid over the input's tiles, in bands (common/transpose_harness.h).
-constexpr sw::transpose::Launch<float> launch_shared_tile =
-    sw::transpose::launch_tiles<float, transpose_shared_tile, kTile, kTile, kTile>;
+// Its launcher: the grid over the input's tiles, in bands; the timed call runs it.
+void launch_shared_tile(const sw::transpose::Args<float>& a) {
+  const sw::transpose::Bands bands(a.rows, kTile);  // x: input columns, y: input rows
+  const dim3 grid(sw::transpose::grid_x(sw::ceil_div(a.cols, kTile)), bands.tiles);
+  const dim3 block(kTile, kTile);
+  for (const int64_t r0 : bands) {  // one band unless more than 65535 tile rows
+    transpose_shared_tile<<<grid, block>>>(a.in + r0 * a.cols, a.out + r0, a.rows, a.cols);
+    CHECK_LAUNCH();
+  }
+}
+
+const std::vector<sw::transpose::Step> kSteps = {{"shared-tile", launch_shared_tile}};
 
 }  // namespace
 
-// The harness adds the copy ceiling and cublasSgeam, then verifies or times all.
+// The problem runs the copy ceiling and cublasSgeam beside the step.
 int main(int argc, char** argv) {
-  const std::vector<sw::transpose::Step<float>> steps = {
-      {"shared-tile", "step", launch_shared_tile},
-  };
-  return sw::transpose::run_float_chapter(argc, argv, "10_transpose_shared",
-                                          "Matrix transpose through a 32x32 shared-memory tile.",
-                                          "10", steps);
+  const sw::bench::Program<sw::transpose::Step> program{
+      "10_transpose_shared", "Matrix transpose through a 32x32 shared-memory tile.", "10", kSteps};
+  return sw::bench::run(argc, argv, program, sw::transpose::Problem{});
 }

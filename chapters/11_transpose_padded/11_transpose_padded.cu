@@ -35,104 +35,146 @@
 // Steps:         padded, padded-32x8, tile64, tile64-float4, tile64-rows,
 //                tile64-rows-grouped, double-tile32, double-tile32-grouped
 // Run:           build/chapters/11_transpose_padded [--rows 16384 --cols 16384]
-//                [--verify-only [--large]] [--json]
+//                [--verify-only] [--json]
+//                build/chapters/11_transpose_padded --verify-only --large [--json]
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "chapters/10_transpose_shared/shared_tile.cuh"
+#include "common/bench/program.h"
 #include "common/check.h"
 #include "common/cli.h"
 #include "common/cublas_check.h"
 #include "common/cuda_utils.cuh"
 #include "common/device.h"
-#include "common/report.h"
-#include "common/transpose_harness.h"
-
-// Chapter 10's tile body, reused, not copied.
-#include "chapters/10_transpose_shared/shared_tile.cuh"
+#include "common/problems/transpose.h"
+#include "transpose_tiled.cuh"  // kTile, kPad, launch_2d; steps 2-6 and the doubles
 
 namespace {
 
-constexpr int kTile = ch10::kTile;  // the padded kernel: 32 x 32 threads, one element each
-constexpr int kPad = 1;             // one extra element per tile row shifts each row by one bank
+namespace tr = sw::transpose;
+using tr::Step;
 
 // The kernels of a 2-D grid: blockIdx.x is the tile column, blockIdx.y the tile
 // row. grid.y holds at most 65535, so past 65535 tile rows a launcher starts one
 // grid per band of them, the pointers offset to the band (sw::transpose::Bands).
-// Each launcher computes its grid and block beside its <<<>>>, and the harness's
-// timed call runs it directly.
+// Each launcher computes its grid and block beside its <<<>>>, and the timed call
+// (bench::measure) runs it directly.
 
 // --- 1. padded ------------------------------------------------------------------------
 
 __global__ void transpose_padded(const float* __restrict__ in, float* __restrict__ out,
                                  int64_t rows, int64_t cols) {
-  __shared__ float tile[kTile][kTile + kPad];  // the only change from chapter 10
-  ch10::transpose_via_tile(tile, in, out, rows, cols);
+  __shared__ float tile[kTile][kTile + kPad];           // the only change from chapter 10
+  ch10::transpose_via_tile(tile, in, out, rows, cols);  // chapter 10's tile body, reused
 }
 
-// Its launcher: the grid over the input's tiles, in bands (common/transpose_harness.h).
-constexpr sw::transpose::Launch<float> launch_padded =
-    sw::transpose::launch_tiles<float, transpose_padded, kTile, kTile, kTile>;
+// Its launcher: the grid over the input's tiles, in bands, 32 x 32 threads a block.
+constexpr tr::Launch<float> launch_padded = launch_2d<float, transpose_padded, kTile, kTile>;
+
+// The chapter's steps, in order (--list prints them): {name, float launcher, double
+// launcher, role}. The ceilings and cuBLAS run beside them.
+const std::vector<Step> kSteps = {
+    {"padded", launch_padded},
+    {"padded-32x8", launch_padded_32x8},
+    {"tile64", launch_tile64, nullptr, "anti-example"},
+    {"tile64-float4", launch_tile64_float4},
+    {"tile64-rows", launch_tile64_rows},
+    {"tile64-rows-grouped", launch_tile64_rows_grouped},
+    {"double-tile32", nullptr, launch_double_tile32},
+    {"double-tile32-grouped", nullptr, launch_double_tile32_grouped},
+};
+// The second float ceiling: a copy with the launch shape of tile64-float4.
+const Step kCopyWide = {"copy-tile64-float4", launch_copy_tile64_float4, nullptr, "ceiling",
+                        tr::kOutIsCopy};
+// The steps also timed at the cache-resident size: the first and the best.
+const std::vector<std::string> kCachedSteps = {"padded", "tile64-rows-grouped"};
+
+// The chosen steps after the reference rows of their element types: the two copy
+// ceilings and cublasSgeam for floats, cublasDgeam for doubles.
+std::vector<Step> with_references(const std::vector<Step>& steps) {
+  const bool floats =
+      std::any_of(steps.begin(), steps.end(), [](const Step& s) { return s.launch; });
+  const bool doubles =
+      std::any_of(steps.begin(), steps.end(), [](const Step& s) { return s.more; });
+  std::vector<Step> table;
+  if (floats) table = {tr::kCopyRow, kCopyWide, tr::kSgeamRow};
+  if (doubles) table.push_back(tr::kDgeamRow);
+  table.insert(table.end(), steps.begin(), steps.end());
+  return table;
+}
+
+// The track's problem with this chapter's ceilings, the doubles (problem column
+// "transpose-f64") and --verify-only --large.
+struct PaddedProblem : tr::Problem {
+  bool large = false;  // --large
+
+  void add_options(sw::Cli& cli, const sw::bench::Program<Step>& program) {
+    Problem::add_options(cli, program);
+    cli.add_flag("--large", &large,
+                 "with --verify-only: check shapes of more than 2^31 elements instead");
+  }
+
+  // --verify-only: every row on the sweep (or the shape given), floats then doubles. With
+  // --large: the shapes of more than 2^31 elements, in the layout given, for our float
+  // kernels only (not cuBLAS, the plain copy, the anti-example; the double kernels share
+  // their bodies, and ~2 x 8.6 GB): their 64-bit indexing and bands past 65535 tile rows.
+  void verify(const sw::bench::Session<Step>& s) const {
+    if (large) {
+      const std::vector<Step> ours = large_rows(s);
+      const sw::Blas blas;
+      tr::check_rows<float>(s, blas, ours, tr::large_shapes(), /*both_layouts=*/false);
+      return;
+    }
+    if (shape_given(s.cli)) require_fits(s.gpu, sizeof(double));  // floats, then doubles
+    const sw::Blas blas;
+    const std::vector<Step> table = with_references(s.steps);
+    tr::check_rows<float>(s, blas, table, verify_shapes(s.cli));
+    tr::check_rows<double>(s, blas, table, verify_shapes(s.cli));
+  }
+  // The rows of --large (exits 2 when it does not apply), once they fit on the GPU.
+  std::vector<Step> large_rows(const sw::bench::Session<Step>& s) const {
+    if (shape_given(s.cli))
+      tr::bad_input("--large checks its own shapes: --rows and --cols do not apply to it");
+    std::vector<Step> ours = {kCopyWide};
+    for (const Step& step : s.steps)
+      if (step.launch && std::string(step.role) == "step") ours.push_back(step);
+    if (ours.size() == 1)
+      tr::bad_input("--large does not apply to --variant " + s.variant +
+                    ": it checks the float steps, not the anti-example or the doubles");
+    int64_t most = 0;
+    for (const tr::Shape& shape : tr::large_shapes()) most = std::max(most, shape.n());
+    sw::require_fits(s.gpu, "--large (elements)", most, 2.0 * sizeof(float));
+    return ours;
+  }
+
+  void bench(const sw::bench::Session<Step>& s) const {
+    if (large) tr::bad_input("--large applies only with --verify-only");
+    require_fits(s.gpu, sizeof(double));  // floats, then doubles
+    const sw::Blas blas;
+    const std::vector<Step> table = with_references(s.steps);
+    tr::time_rows<float>(s, blas, table, {rows, cols});
+    tr::time_rows<double>(s, blas, table, {rows, cols}, "double", nullptr, "transpose-f64");
+    // At the cache-resident size: the float ceiling, cuBLAS, the first and the best step.
+    std::vector<Step> cached;
+    for (const Step& step : s.steps)
+      if (std::count(kCachedSteps.begin(), kCachedSteps.end(), step.name)) cached.push_back(step);
+    if (cached.empty()) return;
+    cached.insert(cached.begin(), {kCopyWide, tr::kSgeamRow});
+    tr::note_cache_resident(s.report);
+    tr::time_rows<float>(s, blas, cached, tr::kCacheResident, "cache-resident", "sweep", "",
+                         tr::kCacheLaunches);
+  }
+};
 
 }  // namespace
 
-#include "transpose_tiled.cuh"  // steps 2-6 and the doubles: one tile body, 256 threads
-
 int main(int argc, char** argv) {
-  using FloatStep = sw::transpose::Step<float>;
-  using DoubleStep = sw::transpose::Step<double>;
-  // The chapter's steps, in order (--list prints them); the ceilings and cuBLAS come later.
-  const std::vector<FloatStep> float_steps = {
-      {"padded", "step", launch_padded},
-      {"padded-32x8", "step", launch_padded_32x8},
-      {"tile64", "anti-example", launch_tile64},
-      {"tile64-float4", "step", launch_tile64_float4},
-      {"tile64-rows", "step", launch_tile64_rows},
-      {"tile64-rows-grouped", "step", launch_tile64_rows_grouped},
-  };
-  const std::vector<DoubleStep> double_steps = {
-      {"double-tile32", "step", launch_double_tile32},
-      {"double-tile32-grouped", "step", launch_double_tile32_grouped},
-  };
-  std::vector<std::string> names;
-  for (const FloatStep& step : float_steps) names.push_back(step.name);
-  for (const DoubleStep& step : double_steps) names.push_back(step.name);
-
-  sw::transpose::Options t;
-  sw::Cli cli("11_transpose_padded",
-              "Matrix transpose: padded tile, more work per thread, wide rows, grouped order.");
-  sw::transpose::add_options(cli, &t, /*with_large=*/true);
-  cli.set_steps(names);
-  const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
-  sw::transpose::check_size(t);
-  const sw::Gpu gpu = sw::start_gpu(opt);
-  if (!opt.verify_only || sw::transpose::shape_given(cli))
-    sw::transpose::require_fits(gpu, t, sizeof(double));  // floats, then doubles
-  sw::Report report(opt, gpu.copy_gbps, "11", "transpose");
-  const sw::Blas blas;  // the harness puts its handle in each launcher's Args, for the cuBLAS rows
-
-  const FloatStep copy_wide{"copy-tile64-float4", "ceiling", launch_copy_tile64_float4, true};
-  const FloatStep sgeam = sw::transpose::vendor_step<float>();
-  std::vector<FloatStep> floats = {sw::transpose::copy_step<float>(), copy_wide, sgeam};
-  floats.insert(floats.end(), float_steps.begin(), float_steps.end());
-  std::vector<DoubleStep> doubles = {sw::transpose::vendor_step<double>()};
-  doubles.insert(doubles.end(), double_steps.begin(), double_steps.end());
-
-  if (opt.verify_only &&
-      t.large) {  // floats only: the double kernels share their bodies (~2 x 8.6 GB)
-    sw::transpose::verify_large(report, blas, gpu, floats, opt.seed);
-    return report.exit_code();
-  }
-  if (opt.verify_only) {
-    sw::transpose::verify(report, blas, floats, sw::transpose::verify_shapes(cli, t), opt.seed);
-    sw::transpose::verify(report, blas, doubles, sw::transpose::verify_shapes(cli, t), opt.seed);
-    return report.exit_code();
-  }
-  sw::transpose::benchmark(report, blas, opt, floats, {t.rows, t.cols}, opt.seed);
-  sw::transpose::benchmark(report, blas, opt, doubles, {t.rows, t.cols}, opt.seed, "double", "",
-                           "transpose-f64");
-  // At the cache-resident size: the float ceiling, cuBLAS, the first and the best step.
-  const std::vector<FloatStep> cached = {copy_wide, sgeam, float_steps.front(), float_steps.back()};
-  sw::transpose::benchmark_cache_resident(report, blas, opt, cached, opt.seed);
-  return report.exit_code();
+  const sw::bench::Program<Step> program{
+      "11_transpose_padded",
+      "Matrix transpose: padded tile, more work per thread, wide rows, grouped order.", "11",
+      kSteps};
+  return sw::bench::run(argc, argv, program, PaddedProblem{});
 }

@@ -1,19 +1,23 @@
-// Chapter 11's tiled steps: padded-32x8, tile64, tile64-float4, tile64-rows,
-// tile64-rows-grouped, the copy ceiling of tile64-float4 and the double kernels, each with
-// its launcher under it, after the tile body they share (move_tile and its two orders) and
-// the two launchers they instantiate: launch_2d (the 2-D order) and launch_grouped.
-// Included once, by 11_transpose_padded.cu after its kTile and kPad, which it uses.
+// Chapter 11's tiled steps, a self-contained unit that 11_transpose_padded.cu includes at
+// its top: the tile constants (kTile, kPad); the tile body the steps share (move_tile)
+// with its two orders and their launchers (launch_2d, which the padded step's launcher
+// instantiates too, and launch_grouped); then the steps padded-32x8, tile64,
+// tile64-float4, tile64-rows, tile64-rows-grouped, the copy ceiling of tile64-float4 and
+// the double kernels, each with its launcher under it.
 #pragma once
 
 #include <cstdint>
 
+#include "chapters/10_transpose_shared/shared_tile.cuh"
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
-#include "common/transpose_harness.h"
+#include "common/problems/transpose.h"
 
 namespace {
 
-constexpr int kWarps = 8;                     // the tiled kernels: blockDim = (32, kWarps)
+constexpr int kTile = ch10::kTile;  // the padded tile: 32 x 32 (chapter 10's)
+constexpr int kPad = 1;             // one extra element per tile row shifts each row by one bank
+constexpr int kWarps = 8;           // the tiled kernels: blockDim = (32, kWarps)
 constexpr int kThreads = sw::kWarp * kWarps;  // 256
 constexpr int kWideTile = 64;                 // the tile of steps 3-6
 constexpr int kGroup = 16;                    // tile-columns per band in the grouped order
@@ -148,12 +152,20 @@ __device__ void transpose_2d_order(const T* __restrict__ in, T* __restrict__ out
                              static_cast<int64_t>(blockIdx.x) * TILE);
 }
 
-// The launcher of a kernel of the 2-D order: sw::transpose::launch_tiles (the grid over
-// the input's tiles, in bands) with 256 threads a block, one block per TILE x TILE tile.
-// Each step's launcher, right under its kernel, is this instantiated for that kernel.
-template <class T, void (*Kernel)(const T*, T*, int64_t, int64_t), int TILE>
-constexpr sw::transpose::Launch<T> launch_2d =
-    sw::transpose::launch_tiles<T, Kernel, TILE, sw::kWarp, kWarps>;
+// The launcher of a kernel of the 2-D order: a 2-D grid over the input's TILE x TILE
+// tiles, x along its columns, y along its rows in bands (sw::transpose::Bands), blocks
+// of 32 x BY threads (256 for the tiled steps; 32 x 32 for the padded step). Each
+// step's launcher, right under its kernel, is this instantiated for that kernel.
+template <class T, void (*Kernel)(const T*, T*, int64_t, int64_t), int TILE, int BY = kWarps>
+void launch_2d(const sw::transpose::Args<T>& a) {
+  const sw::transpose::Bands bands(a.rows, TILE);  // x: input columns, y: input rows
+  const dim3 grid(sw::transpose::grid_x(sw::ceil_div(a.cols, TILE)), bands.tiles);
+  const dim3 block(sw::kWarp, BY);
+  for (const int64_t r0 : bands) {  // one band unless more than 65535 tile rows
+    Kernel<<<grid, block>>>(a.in + r0 * a.cols, a.out + r0, a.rows, a.cols);
+    CHECK_LAUNCH();
+  }
+}
 
 // The grouped order: a 1-D grid, one block per tile, that walks bands of kGroup
 // tile-columns, tile row by tile row within a band, so that the blocks running at

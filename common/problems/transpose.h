@@ -1,34 +1,25 @@
-// The transpose track's shared harness (chapters 09-11).
+// The transpose problem (chapters 09-11): its shapes, data, exact checks and rows.
 //
 // A transpose reads `in` (rows x cols, row-major) and writes `out` (cols x rows,
-// row-major): out[c * rows + r] = in[r * cols + c]. Each chapter writes its kernels,
-// each with a plain launcher under it that takes the Args of one transpose, lists
-// them as Steps and hands them to this harness, which owns what would otherwise be
-// repeated three times:
+// row-major): out[c * rows + r] = in[r * cols + c]. A chapter writes its kernels,
+// each with a launcher under it that takes the Args of one transpose and holds the
+// <<<>>>, lists them in its step table and hands the table to the program main:
 //
 //   void launch_shared_tile(const sw::transpose::Args<float>& a);  // grid, block, <<<>>>
-//   sw::transpose::Options t;                       // --rows, --cols (and --large)
-//   sw::transpose::add_options(cli, &t, /*with_large=*/false);
-//   ...
-//   const sw::Blas blas;                            // its handle reaches the cuBLAS row in Args
-//   std::vector<sw::transpose::Step<float>> table = {
-//       sw::transpose::copy_step<float>(),    // role "ceiling"
-//       sw::transpose::vendor_step<float>(),  // cublasSgeam_64, role "vendor"
-//       {"shared-tile", "step", launch_shared_tile}};  // the chapter's kernels
-//   if (opt.verify_only)
-//     sw::transpose::verify(report, blas, table, sw::transpose::verify_shapes(cli, t), opt.seed);
-//   else
-//     sw::transpose::benchmark(report, blas, opt, table, {t.rows, t.cols}, opt.seed);
+//   const std::vector<sw::transpose::Step> kSteps = {{"shared-tile", launch_shared_tile}};
+//   const sw::bench::Program<sw::transpose::Step> program{"10_transpose_shared", "...", "10", kSteps};
+//   return sw::bench::run(argc, argv, program, sw::transpose::Problem{});
 //
-// Every timed row goes through the one protocol, sw::bench::measure
-// (common/bench/protocol.h), and every --verify-only check through its first half,
-// sw::bench::check_once. The timed call runs step.launch(args) (kCacheLaunches times
-// back to back for the cache-resident rows), and the launcher holds the <<<>>>:
-//   time_gpu -> benchmark()'s `run` -> step.launch(args), e.g. launch_tiles<...> -> <<<>>>
-// run_float_chapter() below is that whole main() for a chapter of float kernels.
-// Checks are exact (bit for bit) against the input copied back from the GPU,
-// outputs are poisoned (NaN) before every checked run, and every shape of the
-// sweep is run in both layouts, rows x cols and cols x rows.
+// Problem (below) adds --rows and --cols and runs the track's reference rows beside
+// the chosen steps: the copy ceiling (a copy kernel of the naive kernels' launch
+// shape, here because it is the track's ceiling, not a chapter's step) and cuBLAS's
+// geam (the vendor). --verify-only checks every row on a sweep of awkward shapes,
+// each in both layouts (rows x cols and cols x rows), by bench::check_once; the
+// default run times every row by bench::measure at --rows x --cols and at a
+// cache-resident size (common/bench/protocol.h). Checks are exact (bit for bit)
+// against the input copied back from the GPU, and outputs are poisoned (NaN) first.
+// A chapter that needs more (chapter 11: more ceilings, the doubles, --large)
+// derives its own problem from Problem.
 //
 // Any shape that fits in device memory: a kernel's grid has one block per tile
 // along x (up to 2^31 - 1 tiles) and at most 65535 along y; beyond that a
@@ -46,9 +37,12 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "common/bench/program.h"
 #include "common/bench/protocol.h"
+#include "common/bench/step.h"
 #include "common/check.h"
 #include "common/cli.h"
 #include "common/cublas_check.h"
@@ -68,38 +62,9 @@ constexpr unsigned kMaxGridY = 65535;
 
 struct Shape {
   int64_t rows = 0, cols = 0;
-  int64_t count() const { return rows * cols; }
+  int64_t n() const { return rows * cols; }  // the elements
   std::string text() const { return std::to_string(rows) + "x" + std::to_string(cols); }
 };
-
-struct Options {
-  int64_t rows = kDefaultSide, cols = kDefaultSide;
-  bool large = false;
-};
-
-// Any side; check_size() then bounds rows x cols, and require_fits() device memory.
-inline void add_options(Cli& cli, Options* t, bool with_large) {
-  cli.add_int("--rows", &t->rows, 1, kMaxElements,
-              "rows of the input matrix; with --verify-only, check this shape only");
-  cli.add_int("--cols", &t->cols, 1, kMaxElements,
-              "columns of the input matrix; with --verify-only, check this shape only");
-  if (with_large)
-    cli.add_flag("--large", &t->large,
-                 "with --verify-only: check shapes of more than 2^31 elements instead");
-}
-
-// Exits 2 with one line when rows x cols is more than kMaxElements (each side alone
-// is within it; their product could even pass int64). Call it right after parsing.
-inline void check_size(const Options& t) {
-  if (t.rows <= kMaxElements / t.cols) return;
-  std::fprintf(
-      stderr,
-      "error: --rows x --cols %lld x %lld is more elements than any option accepts; valid range: "
-      "1 to %lld elements\n",
-      static_cast<long long>(t.rows), static_cast<long long>(t.cols),
-      static_cast<long long>(kMaxElements));
-  std::exit(kExitBadInput);
-}
 
 // The awkward shapes of --verify-only; each is also run transposed (cols x rows).
 // 1 x 16777217 and 3 x 5000011 have more than 65535 tiles along one side: in one
@@ -115,17 +80,6 @@ inline std::vector<Shape> sweep_shapes() {
 // rows: 1025 grids of at most 65535).
 inline std::vector<Shape> large_shapes() {
   return {{46341, 46341}, {32768, 65540}, {2147483649, 1}};
-}
-
-// True when the command line names a shape (--rows or --cols).
-inline bool shape_given(const Cli& cli) {
-  return cli.was_given("--rows") || cli.was_given("--cols");
-}
-
-// --verify-only's shapes: the sweep, or the one shape that --rows / --cols name.
-inline std::vector<Shape> verify_shapes(const Cli& cli, const Options& t) {
-  if (shape_given(cli)) return {{t.rows, t.cols}};
-  return sweep_shapes();
 }
 
 // grid.x for `blocks` blocks, checked against its limit. Only a matrix of 2^36
@@ -184,7 +138,7 @@ class Bands {
   int64_t end_;   // past the last band, a whole number of spans from 0
 };
 
-// --- what a launcher gets --------------------------------------------------------------
+// --- what a launcher gets, and a row of a table ----------------------------------------
 
 // One transpose (or, for a copy row, out = in): the buffers, the input's shape, and
 // the cuBLAS handle that the vendor row launches on (the kernels' launchers ignore it).
@@ -198,6 +152,25 @@ struct Args {
 
 template <class T>
 using Launch = void (*)(const Args<T>&);  // every launch of one whole transpose, each checked
+
+// A row: a float launcher, or (in `more`) a double one. {"padded", launch_padded} is a
+// float step; {"double-tile32", nullptr, launch_double_tile32} a double one.
+using Step = bench::Step<Launch<float>, Launch<double>>;
+constexpr unsigned kOutIsCopy = 1;  // traits: out is a copy of in (rows x cols), not its transpose
+
+// The row's launcher for elements of type T (nullptr: the row has none).
+template <class T>
+Launch<T> launcher(const Step& step) {
+  if constexpr (std::is_same_v<T, float>)
+    return step.launch;
+  else
+    return step.more;
+}
+
+template <class T>
+const char* type_name() {
+  return std::is_same_v<T, float> ? "float" : "double";
+}
 
 // --- the copy ceiling: same launch shape as the chapters' first kernels -------------
 
@@ -223,40 +196,6 @@ void launch_copy(const Args<T>& a) {
   }
 }
 
-// --- the launcher of the tiled transposes --------------------------------------------
-
-// A kernel that transposes the TILE x TILE input tile at (blockIdx.y, blockIdx.x) with a
-// BX x BY block: the grid is laid over the input, x along its columns, y along its rows
-// in bands (Bands). Chapter 09's naive-read-coalesced, chapter 10's shared-tile and
-// chapter 11's padded and 2-D-order steps each name an instantiation as their launcher,
-// under their kernel: the timed call runs it, and it holds the grid and the <<<>>>.
-template <class T, void (*Kernel)(const T*, T*, int64_t, int64_t), int TILE, int BX, int BY>
-void launch_tiles(const Args<T>& a) {
-  const Bands bands(a.rows, TILE);  // x: input columns, y: input rows
-  const dim3 grid(grid_x(ceil_div(a.cols, TILE)), bands.tiles), block(BX, BY);
-  for (const int64_t r0 : bands) {  // one band unless more than 65535 tile rows
-    Kernel<<<grid, block>>>(a.in + r0 * a.cols, a.out + r0, a.rows, a.cols);
-    CHECK_LAUNCH();
-  }
-}
-
-// --- steps ---------------------------------------------------------------------------
-
-// One row of a chapter's step table.
-template <class T>
-struct Step {
-  std::string name;      // short kebab-case
-  std::string role;      // "ceiling", "vendor", "step" or "anti-example"
-  Launch<T> launch;      // the timed call runs it; it holds the <<<>>> (or the cuBLAS call)
-  bool is_copy = false;  // out is a copy of in (rows x cols), not its transpose
-  bool large = true;     // also run on the >2^31-element shapes (our kernels; not cuBLAS)
-};
-
-template <class T>
-Step<T> copy_step() {
-  return {"copy", "ceiling", launch_copy<T>, true, true};
-}
-
 // cuBLAS is column-major: our row-major rows x cols input is its cols x rows
 // matrix A (lda = cols), and our cols x rows output is its rows x cols matrix C
 // (ldc = rows). C = 1 * A^T + 0 * B; with beta = 0, B is not read (we pass C, as in
@@ -275,12 +214,10 @@ inline void launch_cublas_geam(const Args<double>& a) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-// The vendor row: cublasSgeam_64 or cublasDgeam_64 on the handle in Args.
-template <class T>
-Step<T> vendor_step() {
-  const char* name = sizeof(T) == sizeof(float) ? "cublas-sgeam" : "cublas-dgeam";
-  return {name, "vendor", launch_cublas_geam, false, false};
-}
+// The reference rows beside every chapter's steps: the copy ceiling and cuBLAS.
+inline const Step kCopyRow = {"copy", launch_copy<float>, nullptr, "ceiling", kOutIsCopy};
+inline const Step kSgeamRow = {"cublas-sgeam", launch_cublas_geam, nullptr, "vendor"};
+inline const Step kDgeamRow = {"cublas-dgeam", nullptr, launch_cublas_geam, "vendor"};
 
 // --- buffers -------------------------------------------------------------------------
 
@@ -301,18 +238,17 @@ struct Buffers {
   // New input for `shape` on the GPU from `from`; the host copy is what the checks compare with.
   void prepare(Shape shape, uint64_t from) {
     seed = from;
-    fill(in.get(), shape.count(), from);
-    CUDA_CHECK(
-        cudaMemcpy(host_in.get(), in.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
-    digest = device_digest(in.get(), shape.count() * sizeof(T));
+    fill(in.get(), shape.n(), from);
+    CUDA_CHECK(cudaMemcpy(host_in.get(), in.get(), shape.n() * sizeof(T), cudaMemcpyDeviceToHost));
+    digest = device_digest(in.get(), shape.n() * sizeof(T));
   }
   bool input_kept(Shape shape) const {
-    return device_digest(in.get(), shape.count() * sizeof(T)) == digest;
+    return device_digest(in.get(), shape.n() * sizeof(T)) == digest;
   }
-  void poison_out(Shape shape) { sw::poison(out.get(), shape.count() * sizeof(T)); }
+  void poison_out(Shape shape) { sw::poison(out.get(), shape.n() * sizeof(T)); }
   void read_out(Shape shape) {
     CUDA_CHECK(
-        cudaMemcpy(host_out.get(), out.get(), shape.count() * sizeof(T), cudaMemcpyDeviceToHost));
+        cudaMemcpy(host_out.get(), out.get(), shape.n() * sizeof(T), cudaMemcpyDeviceToHost));
   }
   // What a launcher gets for `shape`: these buffers and the handle of `blas`.
   Args<T> args(Shape shape, const Blas& blas) {
@@ -399,7 +335,7 @@ template <class T>
 int64_t copy_mismatches(const T* in, const T* got, Shape s) {
   Mismatches<T> all;
   parallel_for(
-      s.count(),
+      s.n(),
       [&](int64_t begin, int64_t end) {
         int64_t count = 0;
         std::vector<Mismatch<T>> first;
@@ -416,22 +352,23 @@ int64_t copy_mismatches(const T* in, const T* got, Shape s) {
 // The output against the input, and the input against its digest (a kernel may
 // read `in` only). Returns "" when both hold, else why not.
 template <class T>
-std::string output_error(const Step<T>& step, const Buffers<T>& b, Shape s) {
-  const int64_t bad = step.is_copy ? copy_mismatches(b.host_in.get(), b.host_out.get(), s)
-                                   : transpose_mismatches(b.host_in.get(), b.host_out.get(), s);
-  if (bad > 0) return std::to_string(bad) + " of " + std::to_string(s.count()) + " elements wrong";
-  if (!b.input_kept(s)) return "input changed: " + step.name + " wrote into its input";
+std::string output_error(const Step& step, const Buffers<T>& b, Shape s) {
+  const int64_t bad = step.traits & kOutIsCopy
+                          ? copy_mismatches(b.host_in.get(), b.host_out.get(), s)
+                          : transpose_mismatches(b.host_in.get(), b.host_out.get(), s);
+  if (bad > 0) return std::to_string(bad) + " of " + std::to_string(s.n()) + " elements wrong";
+  if (!b.input_kept(s)) return "input changed: " + std::string(step.name) + " wrote into its input";
   return "";
 }
 
-// One step on one shape as bench::measure and bench::check_once see it
+// One row on one shape as bench::measure and bench::check_once see it
 // (common/bench/protocol.h): the output to poison, the output copied back and
 // compared exactly (output_error: the output against the input, the input against
 // its digest), and new input contents from a seed (Buffers::prepare).
 template <class T>
 struct OutputData {
   Buffers<T>& b;
-  const Step<T>& step;
+  const Step& step;
   Shape s;
   void poison() const { b.poison_out(s); }
   bench::Verdict check() const {
@@ -445,145 +382,133 @@ struct OutputData {
   }
   uint64_t seed() const { return b.seed; }
 };
-template <class T>
-OutputData<T> output_data(Buffers<T>& b, const Step<T>& step, Shape s) {
-  return {b, step, s};
-}
 
-// --- --verify-only -------------------------------------------------------------------------
-
-// Every step on every shape, in both layouts (rows x cols and cols x rows):
-// bench::check_once (poison, run once, compare exactly). For the >2^31-element
-// shapes (only_large), cuBLAS is skipped (what we prove is our kernels' 64-bit
-// indexing) and each shape runs in the layout given: an 8 GiB shape costs seconds
-// per check.
+// --verify-only: every row that has a launcher for T, on every shape and (both_layouts)
+// its cols x rows too, by bench::check_once (poison, one call, an exact check): a
+// PASS/FAIL line each, "<row> <rows>x<cols> <float|double>".
 template <class T>
-void verify(Report& report, const Blas& blas, const std::vector<Step<T>>& steps,
-            const std::vector<Shape>& shapes, uint64_t seed, bool only_large = false) {
+void check_rows(const bench::Session<Step>& s, const Blas& blas, const std::vector<Step>& table,
+                const std::vector<Shape>& shapes, bool both_layouts = true) {
+  if (std::none_of(table.begin(), table.end(), launcher<T>)) return;  // no buffers to fill
   std::vector<Shape> cases;
-  for (const Shape& s : shapes) {
-    cases.push_back(s);
-    if (s.rows != s.cols && !only_large) cases.push_back({s.cols, s.rows});
+  for (const Shape& shape : shapes) {
+    cases.push_back(shape);
+    if (shape.rows != shape.cols && both_layouts) cases.push_back({shape.cols, shape.rows});
   }
   int64_t capacity = 1;
-  for (const Shape& s : cases) capacity = std::max(capacity, s.count());
+  for (const Shape& shape : cases) capacity = std::max(capacity, shape.n());
   Buffers<T> b(capacity);
-  const char* type = sizeof(T) == sizeof(float) ? "float" : "double";
-  for (const Shape& s : cases) {
-    b.prepare(s, seed);
-    const Args<T> args = b.args(s, blas);
-    for (const Step<T>& step : steps) {
-      if (only_large && !step.large) continue;
+  for (const Shape& shape : cases) {
+    b.prepare(shape, s.opt.seed);
+    const Args<T> args = b.args(shape, blas);
+    for (const Step& step : table) {
+      if (!launcher<T>(step)) continue;
       const bench::Verdict v =
-          bench::check_once(output_data(b, step, s), [&] { step.launch(args); });
-      report.check(v.ok, step.name + " " + s.text() + " " + type, v.detail);
+          bench::check_once(OutputData<T>{b, step, shape}, launcher<T>(step), args);
+      s.report.check(v.ok, std::string(step.name) + " " + shape.text() + " " + type_name<T>(),
+                     v.detail);
     }
   }
 }
 
-// --verify-only --large: the shapes of more than 2^31 elements, for our kernels only
-// (not cuBLAS, the plain copy or an anti-example). Proves their 64-bit indexing and
-// their bands past 65535 tile rows.
+// The default run: every row that has a launcher for T, timed on one shape by
+// bench::measure (poison, one checked call, the timed runs of `calls` calls each, the
+// last checked again; --graded-timing: new input, poisoned output and a check per
+// run). The launcher holds the <<<>>> (or the cuBLAS call). A row's bytes are those of
+// one transpose, read once and written once; it carries its shape (extra rows, cols),
+// `launches` when calls > 1, `note` ("double", "cache-resident") and `problem`; `role`
+// (e.g. "sweep"), when given, replaces each row's own.
 template <class T>
-void verify_large(Report& report, const Blas& blas, const Gpu& gpu,
-                  const std::vector<Step<T>>& steps, uint64_t seed) {
-  int64_t most = 0;
-  for (const Shape& s : large_shapes()) most = std::max(most, s.count());
-  sw::require_fits(gpu, "--large (elements)", most, 2.0 * sizeof(T));
-  std::vector<Step<T>> ours;
-  for (const Step<T>& step : steps)
-    if (step.large && step.name != "copy" && step.role != "anti-example") ours.push_back(step);
-  verify(report, blas, ours, large_shapes(), seed, /*only_large=*/true);
-}
-
-// --- the benchmark -------------------------------------------------------------------------
-
-// Times each step on one shape and checks its output, by bench::measure: poison,
-// one checked run, the timed runs, the last one checked again (with --graded-timing,
-// new input, poisoned output and a check for every call). One timed run is
-// `launches` calls of the step's launcher back to back, the launcher holding the
-// <<<>>> (or the cuBLAS call). Every row carries its shape (extra rows, cols) and
-// `note` (e.g. "double", "cache-resident"); role_override (e.g. "sweep") replaces
-// each step's role.
-template <class T>
-void benchmark(Report& report, const Blas& blas, const CommonOptions& opt,
-               const std::vector<Step<T>>& steps, Shape s, uint64_t seed,
-               const std::string& note = "", const std::string& role_override = "",
-               const std::string& problem = "", int launches = 1) {
-  Buffers<T> b(s.count());
-  b.prepare(s, seed);
-  // A row reports one whole timed run, as it always has: its time is that of the
-  // `launches` launches together (Row::calls = 1: measure divides by nothing) and its
-  // bytes are those of `launches` transposes, each reading the input once and writing
-  // the output once. GB/s is bytes over time either way; the median ms stays the time
-  // of one timed run, and n stays the elements of one transpose.
-  const double moved = 2.0 * static_cast<double>(s.count()) * sizeof(T) * launches;
-  const Args<T> args = b.args(s, blas);
-  for (const Step<T>& step : steps) {
-    const auto run = [&] {
-      for (int i = 0; i < launches; ++i) step.launch(args);
-    };
-    const std::string& role = role_override.empty() ? step.role : role_override;
-    const bench::Row row{step.name, s.count(), moved, /*calls=*/1, /*same_bits=*/false, role};
-    Result r = bench::measure(opt, row, output_data(b, step, s), run);
-    r.extra["rows"] = static_cast<double>(s.rows);
-    r.extra["cols"] = static_cast<double>(s.cols);
-    if (launches > 1) r.extra["launches"] = launches;
+void time_rows(const bench::Session<Step>& s, const Blas& blas, const std::vector<Step>& table,
+               Shape shape, const char* note = "", const char* role = nullptr,
+               const char* problem = "", int calls = 1) {
+  if (std::none_of(table.begin(), table.end(), launcher<T>)) return;  // no buffers to fill
+  Buffers<T> b(shape.n());
+  b.prepare(shape, s.opt.seed);
+  const Args<T> args = b.args(shape, blas);
+  const double bytes = 2.0 * static_cast<double>(shape.n()) * sizeof(T);
+  for (const Step& step : table) {
+    if (!launcher<T>(step)) continue;
+    const bench::Row row{step.name, shape.n(), bytes, calls, false, role ? role : step.role};
+    Result r = bench::measure(s.opt, row, OutputData<T>{b, step, shape}, launcher<T>(step), args);
+    r.extra["rows"] = static_cast<double>(shape.rows);
+    r.extra["cols"] = static_cast<double>(shape.cols);
+    if (calls > 1) r.extra["launches"] = calls;
     r.note = note;
     r.problem = problem;
-    report.add(r);
+    s.report.add(r);
   }
 }
 
-// The same steps at a size whose input and output fit in L2 together, labelled
-// "cache-resident" with role "sweep" so that they never mix with the DRAM-size rows.
+// The rows at a size whose input and output fit in L2 together are labelled
+// "cache-resident", with role "sweep", so that they never mix with the DRAM-size rows.
 // A single launch this small is mostly launch latency, so one timed run is
-// kCacheLaunches launches back to back.
-template <class T>
-void benchmark_cache_resident(Report& report, const Blas& blas, const CommonOptions& opt,
-                              const std::vector<Step<T>>& steps, uint64_t seed,
-                              const std::string& problem = "", int64_t side = kCacheResidentSide) {
-  const Shape s{side, side};
+// kCacheLaunches launches back to back. This note comes before them:
+inline const Shape kCacheResident{kCacheResidentSide, kCacheResidentSide};
+inline void note_cache_resident(Report& report) {
+  const Shape s = kCacheResident;
   report.note(
-      "cache-resident rows: " + s.text() + ", " + std::to_string(2 * s.count() * sizeof(T) >> 20) +
+      "cache-resident rows: " + s.text() + ", " + std::to_string(2 * s.n() * sizeof(float) >> 20) +
       " MiB moved per launch, " + std::to_string(kCacheLaunches) +
       " launches per timed run: input and output stay in the L2. Compare these rows with each "
       "other, not with the DRAM-size rows (their 'vs lib' is against cuBLAS at the same size)");
-  benchmark(report, blas, opt, steps, s, seed, "cache-resident", "sweep", problem, kCacheLaunches);
 }
 
-// Exits 2 (naming --rows and --cols) when in + out of rows x cols elements of
-// `bytes_per_element` do not fit on the GPU.
-inline void require_fits(const Gpu& gpu, const Options& t, double bytes_per_element) {
-  sw::require_fits(gpu, "--rows x --cols (elements)", t.rows * t.cols, 2.0 * bytes_per_element);
+// Exits 2 with one line naming the options.
+[[noreturn]] inline void bad_input(const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  std::exit(kExitBadInput);
 }
 
-// The whole main() of a chapter whose steps are float kernels: options, the
-// GPU, then the verify sweep (--verify-only) or the copy ceiling, cuBLAS and the
-// steps at the chosen size and at a cache-resident size. --list prints the steps.
-inline int run_float_chapter(int argc, char** argv, const char* program, const char* summary,
-                             const char* chapter, const std::vector<Step<float>>& steps) {
-  Options t;
-  Cli cli(program, summary);
-  add_options(cli, &t, /*with_large=*/false);
-  std::vector<std::string> names;
-  for (const Step<float>& step : steps) names.push_back(step.name);
-  cli.set_steps(names);
-  const CommonOptions opt = cli.parse_or_exit(argc, argv);
-  check_size(t);
-  const Gpu gpu = start_gpu(opt);
-  if (!opt.verify_only || shape_given(cli)) require_fits(gpu, t, sizeof(float));
-  Report report(opt, gpu.copy_gbps, chapter, "transpose");
-  const Blas blas;
-  std::vector<Step<float>> table = {copy_step<float>(), vendor_step<float>()};
-  table.insert(table.end(), steps.begin(), steps.end());
-  if (opt.verify_only) {
-    verify(report, blas, table, verify_shapes(cli, t), opt.seed);
-    return report.exit_code();
+// The problem of chapters 09 and 10: float steps beside the copy ceiling and
+// cublasSgeam, checked on the sweep (or the shape --rows / --cols name) and timed at
+// --rows x --cols and at the cache-resident size.
+struct Problem {
+  using Step = transpose::Step;
+  static constexpr const char* kName = "transpose";
+  int64_t rows = kDefaultSide, cols = kDefaultSide;  // --rows, --cols
+
+  void add_options(Cli& cli, const bench::Program<Step>&) {
+    cli.add_int("--rows", &rows, 1, kMaxElements,
+                "rows of the input matrix; with --verify-only, check this shape only");
+    cli.add_int("--cols", &cols, 1, kMaxElements,
+                "columns of the input matrix; with --verify-only, check this shape only");
   }
-  benchmark(report, blas, opt, table, {t.rows, t.cols}, opt.seed);
-  benchmark_cache_resident(report, blas, opt, table, opt.seed);
-  return report.exit_code();
-}
+  static bool shape_given(const Cli& cli) {
+    return cli.was_given("--rows") || cli.was_given("--cols");
+  }
+  // Exits 2 when rows x cols is more elements than any option accepts (each side alone
+  // is within kMaxElements; their product could even pass int64), or when in + out,
+  // `bytes_per_element` each, do not fit on the GPU.
+  void require_fits(const Gpu& gpu, double bytes_per_element) const {
+    if (rows > kMaxElements / cols)
+      bad_input("--rows x --cols " + std::to_string(rows) + " x " + std::to_string(cols) +
+                " is more elements than any option accepts; valid range: 1 to " +
+                std::to_string(kMaxElements) + " elements");
+    sw::require_fits(gpu, "--rows x --cols (elements)", rows * cols, 2.0 * bytes_per_element);
+  }
+  // --verify-only's shapes: the sweep, or the one shape that --rows / --cols name.
+  std::vector<Shape> verify_shapes(const Cli& cli) const {
+    if (shape_given(cli)) return {{rows, cols}};
+    return sweep_shapes();
+  }
+
+  void verify(const bench::Session<Step>& s) const {
+    if (shape_given(s.cli)) require_fits(s.gpu, sizeof(float));
+    const Blas blas;
+    std::vector<Step> table = {kCopyRow, kSgeamRow};
+    table.insert(table.end(), s.steps.begin(), s.steps.end());
+    check_rows<float>(s, blas, table, verify_shapes(s.cli));
+  }
+  void bench(const bench::Session<Step>& s) const {
+    require_fits(s.gpu, sizeof(float));
+    const Blas blas;
+    std::vector<Step> table = {kCopyRow, kSgeamRow};
+    table.insert(table.end(), s.steps.begin(), s.steps.end());
+    time_rows<float>(s, blas, table, {rows, cols});
+    note_cache_resident(s.report);
+    time_rows<float>(s, blas, table, kCacheResident, "cache-resident", "sweep", "", kCacheLaunches);
+  }
+};
 
 }  // namespace sw::transpose
