@@ -117,6 +117,14 @@ struct PaddedProblem : tr::Problem {
                  "with --verify-only: check shapes of more than 2^31 elements instead");
   }
 
+  // --large applies only with --verify-only, and checks its own shapes (exit 2).
+  void validate(const sw::Cli& cli, const sw::CommonOptions& opt) const {
+    tr::Problem::validate(cli, opt);
+    if (large && !opt.verify_only) cli.reject("--large applies only with --verify-only");
+    if (large && shape_given(cli))
+      cli.reject("--large checks its own shapes: --rows and --cols do not apply to it");
+  }
+
   // --verify-only: every row on the sweep (or the shape given), floats then doubles. With
   // --large: the shapes of more than 2^31 elements, in the layout given, for our float
   // kernels only (not cuBLAS, the plain copy, the anti-example; the double kernels share
@@ -136,14 +144,12 @@ struct PaddedProblem : tr::Problem {
   }
   // The rows of --large (exits 2 when it does not apply), once they fit on the GPU.
   std::vector<Step> large_rows(const sw::bench::Session<Step>& s) const {
-    if (shape_given(s.cli))
-      tr::bad_input("--large checks its own shapes: --rows and --cols do not apply to it");
     std::vector<Step> ours = {kCopyWide};
     for (const Step& step : s.steps)
       if (step.launch && std::string(step.role) == "step") ours.push_back(step);
     if (ours.size() == 1)
-      tr::bad_input("--large does not apply to --variant " + s.variant +
-                    ": it checks the float steps, not the anti-example or the doubles");
+      s.cli.reject("--large does not apply to --variant " + s.variant +
+                   ": it checks the float steps, not the anti-example or the doubles");
     int64_t most = 0;
     for (const tr::Shape& shape : tr::large_shapes()) most = std::max(most, shape.n());
     sw::require_fits(s.gpu, "--large (elements)", most, 2.0 * sizeof(float));
@@ -151,7 +157,6 @@ struct PaddedProblem : tr::Problem {
   }
 
   void bench(const sw::bench::Session<Step>& s) const {
-    if (large) tr::bad_input("--large applies only with --verify-only");
     require_fits(s.gpu, sizeof(double));  // floats, then doubles
     const sw::Blas blas;
     const std::vector<Step> table = with_references(s.steps);

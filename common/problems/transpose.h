@@ -454,12 +454,6 @@ inline void note_cache_resident(Report& report) {
       "other, not with the DRAM-size rows (their 'vs lib' is against cuBLAS at the same size)");
 }
 
-// Exits 2 with one line naming the options.
-[[noreturn]] inline void bad_input(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
-  std::exit(kExitBadInput);
-}
-
 // The problem of chapters 09 and 10: float steps beside the copy ceiling and
 // cublasSgeam, checked on the sweep (or the shape --rows / --cols name) and timed at
 // --rows x --cols and at the cache-resident size.
@@ -477,14 +471,16 @@ struct Problem {
   static bool shape_given(const Cli& cli) {
     return cli.was_given("--rows") || cli.was_given("--cols");
   }
-  // Exits 2 when rows x cols is more elements than any option accepts (each side alone
-  // is within kMaxElements; their product could even pass int64), or when in + out,
-  // `bytes_per_element` each, do not fit on the GPU.
-  void require_fits(const Gpu& gpu, double bytes_per_element) const {
+  // Exits 2 (before the GPU starts) when rows x cols is more elements than any option
+  // accepts: each side alone is within kMaxElements, their product could even pass int64.
+  void validate(const Cli& cli, const CommonOptions&) const {
     if (rows > kMaxElements / cols)
-      bad_input("--rows x --cols " + std::to_string(rows) + " x " + std::to_string(cols) +
-                " is more elements than any option accepts; valid range: 1 to " +
-                std::to_string(kMaxElements) + " elements");
+      cli.reject("--rows x --cols " + std::to_string(rows) + " x " + std::to_string(cols) +
+                 " is more elements than any option accepts; valid range: 1 to " +
+                 std::to_string(kMaxElements) + " elements");
+  }
+  // Exits 2 when in + out, `bytes_per_element` each, do not fit on the GPU.
+  void require_fits(const Gpu& gpu, double bytes_per_element) const {
     sw::require_fits(gpu, "--rows x --cols (elements)", rows * cols, 2.0 * bytes_per_element);
   }
   // --verify-only's shapes: the sweep, or the one shape that --rows / --cols name.
