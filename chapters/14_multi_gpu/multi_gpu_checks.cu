@@ -23,6 +23,28 @@ constexpr int64_t kCheckChunk = int64_t{1} << 22;
 
 }  // namespace
 
+// Part 1's reference, in double: chunk by chunk on the host's threads, the chunks' sums added
+// in order.
+Ref reference(uint64_t seed, int64_t first, int64_t n) {
+  constexpr int64_t kChunk = int64_t{1} << 16;
+  const int64_t chunks = sw::ceil_div(n, kChunk);
+  std::vector<Ref> part(chunks);
+  sw::parallel_for(
+      chunks,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c)
+          for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
+            const double v = value(Data::kRandom, seed, first + i);
+            part[c].sum += v;
+            part[c].abs_sum += std::fabs(v);
+          }
+      },
+      /*grain=*/1);
+  Ref r;
+  for (const Ref& p : part) r.sum += p.sum, r.abs_sum += p.abs_sum;
+  return r;
+}
+
 std::string check_shard_results(const std::vector<double>& got, const Ref& ref, int64_t depth,
                                 int64_t n) {
   for (size_t i = 0; i < got.size(); ++i) {
@@ -175,7 +197,7 @@ void verify_all_reduce(Machine& m, sw::Report& report, uint64_t seed) {
     v.peer_reads = v.peer_ok;
     fill_vectors(v, Data::kRandom, seed);
     for (const Step<const Vectors>& a : kAllReduceSteps) {
-      if (!a.same_bits) continue;
+      if (!same_bits(a)) continue;
       const VectorCheck first = run_checked(m, v, a, Data::kRandom, seed);
       int differing = 0;
       for (int r = 1; r < kRepeatRuns; ++r)
