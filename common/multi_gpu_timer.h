@@ -1,10 +1,18 @@
-// Timing work that spans several GPUs. CUDA events time one device, so the host
-// clock times the work and a synchronize of every GPU in use.
+// Timing work that spans several GPUs: chapter 14's protocol. CUDA events time one
+// device (sw::bench::measure, common/bench/protocol.h, times one GPU's rows), so the
+// host clock times the work and a synchronize of every GPU in use.
 //
-//   sw::Timing t = sw::time_gpus(opt, k, 1, [&] { for (int g = 0; g < k; ++g) launch_on(g); });
+//   sw::Timing t = sw::time_gpus(opt, k, 1, launch_sharded_sum, m, s);
+//
+// time_gpus calls the launcher itself, and the launcher holds the <<<>>> (or the
+// library call); work of no launcher of its own (a peer copy) is a lambda with no
+// arguments.
 #pragma once
 
 #include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <vector>
 
 #include "common/check.h"
 #include "common/cli.h"
@@ -21,16 +29,22 @@ inline void sync_gpus(int count) {
   CUDA_CHECK(cudaSetDevice(0));
 }
 
-// The host clock around `batch` calls back to back and a synchronize of GPUs
-// 0 .. count-1, opt.warmup times untimed, then opt.reps times; per call.
-template <class Call>
-Timing time_gpus(const CommonOptions& opt, int count, int batch, Call&& call) {
-  Timing t = time_cpu(opt.warmup, opt.reps, [&] {
-    for (int b = 0; b < batch; ++b) call();
+// A run is `calls` calls of launch(args...) back to back and a synchronize of GPUs
+// 0 .. count-1, timed by the host clock: opt.warmup runs untimed, then opt.reps
+// timed; the median and the minimum, per call.
+template <class Launch, class... Args>
+Timing time_gpus(const CommonOptions& opt, int count, int calls, Launch&& launch, Args&&... args) {
+  std::vector<double> ms;
+  for (int k = 0; k < opt.warmup + opt.reps; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int c = 0; c < calls; ++c) launch(args...);
     sync_gpus(count);
-  });
-  t.ms_median /= batch;
-  t.ms_min /= batch;
+    const auto t1 = std::chrono::steady_clock::now();
+    if (k >= opt.warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  Timing t = summarize(ms);
+  t.ms_median /= calls;
+  t.ms_min /= calls;
   return t;
 }
 

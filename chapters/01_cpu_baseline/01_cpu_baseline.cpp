@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "common/bench/step.h"
 #include "common/cli.h"
 #include "common/data.h"
 #include "common/parallel.h"
@@ -55,32 +56,34 @@ constexpr float kLessonValue = 1.23f;
 
 namespace ch01 {
 
-// --- the version tables: one row each; all_cores rows run on sw::host_threads() ---
+// --- the version tables: one row each; kAllCores rows run on sw::host_threads() ---
 
 // The lesson on 1e8 x 1.23f (one core), then the sum of mixed data.
 const std::vector<SumStep> kAccuracySteps = {
-    {"float-loop", Order::kFloatLoop, false},
-    {"double-loop", Order::kDoubleLoop, false},
-    {"kahan-float", Order::kKahan, false},
-    {"pairwise-float", Order::kPairwise, false},
+    one_core("float-loop", Order::kFloatLoop),
+    one_core("double-loop", Order::kDoubleLoop),
+    one_core("kahan-float", Order::kKahan),
+    one_core("pairwise-float", Order::kPairwise),
 };
 constexpr const char* kDoubleDataStep = "double-data-double-loop";  // decimal 1.23 held as a double
 const std::vector<SumStep> kSumSteps = {
-    {"sum-double-1core", Order::kDoubleLoop, false},
-    {"sum-float-1core", Order::kFloatLoop, false},
-    {"sum-kahan-float-1core", Order::kKahan, false},
-    {"sum-pairwise-float-1core", Order::kPairwise, false},
-    {"sum-double-all-cores", Order::kDoubleLoop, true},
-    {"sum-pairwise-float-all-cores", Order::kPairwise, true},
+    one_core("sum-double-1core", Order::kDoubleLoop),
+    one_core("sum-float-1core", Order::kFloatLoop),
+    one_core("sum-kahan-float-1core", Order::kKahan),
+    one_core("sum-pairwise-float-1core", Order::kPairwise),
+    all_cores("sum-double-all-cores", Order::kDoubleLoop),
+    all_cores("sum-pairwise-float-all-cores", Order::kPairwise),
 };
 
-const std::vector<HistogramStep> kHistogramSteps = {{"histogram-1core", false},
-                                                    {"histogram-all-cores", true}};
+const std::vector<HistogramStep> kHistogramSteps = {
+    one_core("histogram-1core", histogram_on_threads),
+    all_cores("histogram-all-cores", histogram_on_threads),
+};
 
 const std::vector<TransposeStep> kTransposeSteps = {
-    {"transpose-naive-1core", transpose_naive, false},
-    {"transpose-blocked-1core", transpose_blocked, false},
-    {"transpose-blocked-all-cores", transpose_blocked, true},
+    one_core("transpose-naive-1core", transpose_naive),
+    one_core("transpose-blocked-1core", transpose_blocked),
+    all_cores("transpose-blocked-all-cores", transpose_blocked),
 };
 
 }  // namespace ch01
@@ -89,19 +92,19 @@ namespace {
 
 using namespace ch01;
 
+// What --list prints: every step's name, in the order of the rows.
 std::vector<std::string> step_names() {
-  std::vector<std::string> names;
-  for (const auto& s : kAccuracySteps) names.push_back(s.name);
+  std::vector<std::string> names = sw::bench::names(kAccuracySteps);
   names.push_back(kDoubleDataStep);
-  for (const auto& s : kSumSteps) names.push_back(s.name);
-  for (const auto& s : kHistogramSteps) names.push_back(s.name);
-  for (const auto& s : kTransposeSteps) names.push_back(s.name);
+  for (const std::vector<std::string>& more :
+       {sw::bench::names(kSumSteps), sw::bench::names(kHistogramSteps),
+        sw::bench::names(kTransposeSteps)})
+    names.insert(names.end(), more.begin(), more.end());
   return names;
 }
 
-// One-core rows are the lesson; all-cores rows are what "vs CPU" compares with.
-const char* role(bool all_cores) { return all_cores ? "cpu" : "lesson"; }
-int64_t threads_of(bool all_cores) { return all_cores ? sw::host_threads() : 1; }
+// The threads a step runs on: all of the host's for a kAllCores step, else one.
+int64_t threads_of(unsigned traits) { return traits & kAllCores ? sw::host_threads() : 1; }
 
 }  // namespace
 
@@ -141,11 +144,13 @@ int main(int argc, char** argv) {
     };
     for (const SumStep& s : kAccuracySteps) {
       double got = 0;
-      const sw::Timing t = sw::time_cpu(0, 1, [&] { got = sum_one_core(s.order, ones.data(), m); });
+      const sw::Timing t =
+          sw::time_cpu(0, 1, [&] { got = sum_one_core(s.launch, ones.data(), m); });
       // 2^25 is where 1.23 drops below half a unit in the last place: the float loop stalls there.
-      const bool ok = s.order == Order::kFloatLoop ? got == 33554432.0
-                                                   : std::fabs(got - exact_of_floats) <=
-                                                         sum_bound(s.order, m, 1, exact_of_floats);
+      const bool ok =
+          s.launch == Order::kFloatLoop
+              ? got == 33554432.0
+              : std::fabs(got - exact_of_floats) <= sum_bound(s.launch, m, 1, exact_of_floats);
       lesson(s.name, got, t.ms_median, ok, exact_of_floats);
     }
     double dd = 0;
@@ -171,13 +176,13 @@ int main(int argc, char** argv) {
     const double ref = sw::sum_pairwise_double(x.data(), n);
     const double abs_sum = sw::sum_abs_double(x.data(), n);
     for (const SumStep& s : kSumSteps) {
-      const int64_t threads = threads_of(s.all_cores);
+      const int64_t threads = threads_of(s.traits);
       double got = NAN;
       const sw::Timing t = sw::time_cpu(
-          opt.warmup, opt.reps, [&] { got = sum_on_threads(s.order, x.data(), n, threads); });
+          opt.warmup, opt.reps, [&] { got = sum_on_threads(s.launch, x.data(), n, threads); });
       const bool ok =
-          std::isfinite(got) && std::fabs(got - ref) <= sum_bound(s.order, n, threads, abs_sum);
-      sw::Result r{s.name, n, 4.0 * n, t, ok, role(s.all_cores)};
+          std::isfinite(got) && std::fabs(got - ref) <= sum_bound(s.launch, n, threads, abs_sum);
+      sw::Result r{s.name, n, 4.0 * n, t, ok, s.role};
       r.extra = {{"threads", static_cast<double>(threads)},
                  {"rel_error", std::fabs(got - ref) / std::fabs(ref)}};
       report.add(r);
@@ -189,16 +194,16 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> b(bytes);
     sw::host_fill_bytes(b.data(), bytes, opt.seed, {});
     for (const HistogramStep& s : kHistogramSteps) {
-      const int64_t threads = threads_of(s.all_cores);
+      const int64_t threads = threads_of(s.traits);
       uint64_t bins[256];
       std::fill(bins, bins + 256, ~uint64_t{0});  // poison
-      const sw::Timing t = sw::time_cpu(
-          opt.warmup, opt.reps, [&] { histogram_on_threads(b.data(), bytes, bins, threads); });
+      const sw::Timing t =
+          sw::time_cpu(opt.warmup, opt.reps, [&] { s.launch(b.data(), bytes, bins, threads); });
       // The seed's check: count every byte back down; each bin must end at zero.
       for (int64_t i = 0; i < bytes; ++i) --bins[b[i]];
       bool zero = true;
       for (uint64_t v : bins) zero = zero && v == 0;
-      sw::Result r{s.name, bytes, static_cast<double>(bytes), t, zero, role(s.all_cores)};
+      sw::Result r{s.name, bytes, static_cast<double>(bytes), t, zero, s.role};
       r.problem = "histogram";
       r.note = "uniform";
       r.extra = {{"threads", static_cast<double>(threads)}};
@@ -213,14 +218,13 @@ int main(int argc, char** argv) {
     sw::host_fill_floats(in.data(), count, opt.seed);
     transpose_on_threads(transpose_naive, in.data(), want.data(), rows, cols, sw::host_threads());
     for (const TransposeStep& s : kTransposeSteps) {
-      const int64_t threads = threads_of(s.all_cores);
+      const int64_t threads = threads_of(s.traits);
       std::fill(out.begin(), out.end(), NAN);  // poison
       const sw::Timing t = sw::time_cpu(opt.warmup, opt.reps, [&] {
-        transpose_on_threads(s.transpose, in.data(), out.data(), rows, cols, threads);
+        transpose_on_threads(s.launch, in.data(), out.data(), rows, cols, threads);
       });
       const bool ok = sw::count_mismatches("out", out.data(), want.data(), count) == 0;
-      sw::Result r{s.name, count, 2.0 * 4.0 * count,
-                   t,      ok,    role(s.all_cores)};  // read once, write once
+      sw::Result r{s.name, count, 2.0 * 4.0 * count, t, ok, s.role};  // read once, write once
       r.problem = "transpose";
       r.note = std::to_string(rows) + "x" + std::to_string(cols);
       r.extra = {{"threads", static_cast<double>(threads)}};

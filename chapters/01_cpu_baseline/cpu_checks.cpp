@@ -19,7 +19,8 @@ using namespace ch01;
 
 // Thread counts the sweep tries for an all-cores step: odd splits, more slices
 // than values, and this host's count.
-std::vector<int64_t> sweep_threads(bool all_cores) {
+std::vector<int64_t> sweep_threads(unsigned traits) {
+  const bool all_cores = (traits & kAllCores) != 0;
   std::vector<int64_t> counts = {1};
   if (all_cores) counts = {2, 3, 7};
   if (all_cores && sw::host_threads() > 3 && sw::host_threads() != 7)
@@ -50,9 +51,10 @@ int ch01::verify(sw::Report& report, uint64_t seed) {
     const double ref = sw::sum_pairwise_double(x.data(), size);  // the reference, in double
     const double abs_sum = sw::sum_abs_double(x.data(), size);
     for (const SumStep& s : kSumSteps)
-      for (int64_t threads : sweep_threads(s.all_cores)) {
-        const double got = sum_on_threads(s.order, x.data(), size, threads);
-        const double err = std::fabs(got - ref), bound = sum_bound(s.order, size, threads, abs_sum);
+      for (int64_t threads : sweep_threads(s.traits)) {
+        const double got = sum_on_threads(s.launch, x.data(), size, threads);
+        const double err = std::fabs(got - ref),
+                     bound = sum_bound(s.launch, size, threads, abs_sum);
         char detail[120];
         std::snprintf(detail, sizeof detail, "got %.9g, want %.9g, error %.3g > bound %.3g", got,
                       ref, err, bound);
@@ -68,10 +70,10 @@ int ch01::verify(sw::Report& report, uint64_t seed) {
     uint64_t want[256] = {};
     for (uint8_t v : b) ++want[v];
     for (const HistogramStep& s : kHistogramSteps)
-      for (int64_t threads : sweep_threads(s.all_cores)) {
+      for (int64_t threads : sweep_threads(s.traits)) {
         uint64_t bins[256];
         std::fill(bins, bins + 256, ~uint64_t{0});  // poison
-        histogram_on_threads(b.data(), size, bins, threads);
+        s.launch(b.data(), size, bins, threads);
         report.check(sw::count_mismatches("bin", bins, want, 256) == 0,
                      std::string(s.name) + " n=" + std::to_string(size) +
                          " threads=" + std::to_string(threads));
@@ -84,9 +86,9 @@ int ch01::verify(sw::Report& report, uint64_t seed) {
     for (int64_t i = 0; i < r; ++i)
       for (int64_t j = 0; j < c; ++j) want[j * r + i] = in[i * c + j];
     for (const TransposeStep& s : kTransposeSteps)
-      for (int64_t threads : sweep_threads(s.all_cores)) {
+      for (int64_t threads : sweep_threads(s.traits)) {
         std::fill(got.begin(), got.end(), NAN);  // poison
-        transpose_on_threads(s.transpose, in.data(), got.data(), r, c, threads);
+        transpose_on_threads(s.launch, in.data(), got.data(), r, c, threads);
         report.check(sw::count_mismatches("out", got.data(), want.data(), r * c) == 0,
                      std::string(s.name) + " " + std::to_string(r) + "x" + std::to_string(c) +
                          " threads=" + std::to_string(threads));

@@ -193,9 +193,9 @@ __global__ void __launch_bounds__(kAddBlock)
 int64_t ring_add_grid() { return sw::resident_grid(ring_add, kAddBlock); }
 
 const std::vector<Step<const Vectors>> kAllReduceSteps = {
-    {"naive-gather", launch_naive_gather, "step", true},
-    {"ring", launch_ring, "step", true},
-    {"nccl-allreduce", launch_nccl_allreduce, "vendor", false},
+    {"naive-gather", launch_naive_gather, {}, "step", kSameBits},
+    {"ring", launch_ring, {}, "step", kSameBits},
+    {"nccl-allreduce", launch_nccl_allreduce, {}, "vendor"},
 };
 bool is_ring(const Step<const Vectors>& step) { return step.launch == launch_ring; }
 

@@ -76,9 +76,9 @@ sw::Result measure_all_reduce(Machine& m, const Vectors& v, const Step<const Vec
                               const sw::CommonOptions& opt, uint64_t seed, int batch, bool once,
                               sw::Report& report) {
   const VectorCheck first = run_checked(m, v, a, Data::kRandom, seed);
-  const sw::Timing t = sw::time_gpus(opt, v.count, batch, [&] { a.launch(m, v); });
+  const sw::Timing t = sw::time_gpus(opt, v.count, batch, a.launch, m, v);
   const VectorCheck last = once ? first : check_outputs(v, Data::kRandom, seed);
-  const bool ok = first.wrong == 0 && last.wrong == 0 && (!a.same_bits || first.hash == last.hash);
+  const bool ok = first.wrong == 0 && last.wrong == 0 && (!same_bits(a) || first.hash == last.hash);
   if (!ok)
     report.note(std::string(a.name) + " " + gpus_text(v.count) + ": " +
                 (first.wrong ? first.first : last.first));

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/bench/step.h"
 #include "common/data.h"
 
 namespace ch14 {
@@ -56,14 +57,15 @@ struct Machine {
 };
 
 // A row of a step table: a name, its launch on the machine and the buffers it works
-// on (Part 1's Shards, Part 2's Vectors), and its role.
+// on (Part 1's Shards, Part 2's Vectors), its role, and kSameBits in its traits where
+// it adds in a fixed order: every run must give the same bits (checked).
 template <class Buffers>
-struct Step {
-  const char* name;
-  void (*launch)(Machine&, Buffers&);
-  const char* role;
-  bool same_bits;  // a fixed order of additions: every run gives the same bits (checked)
-};
+using Step = sw::bench::Step<void (*)(Machine&, Buffers&)>;
+constexpr unsigned kSameBits = 1;  // Step::traits
+template <class S>
+bool same_bits(const S& step) {
+  return (step.traits & kSameBits) != 0;
+}
 
 // Streams (`slices` per GPU), events and peer access on GPUs 0 .. k-1.
 void start_machine(Machine& m, int k, int slices);

@@ -12,6 +12,7 @@
 #include "common/data.h"
 #include "common/multi_gpu_timer.h"
 #include "common/parallel.h"
+#include "common/problems/reduce.h"  // the reference sum
 #include "common/verify.h"
 #include "multi_gpu_checks.h"
 
@@ -22,6 +23,14 @@ namespace {
 constexpr int64_t kCheckChunk = int64_t{1} << 22;
 
 }  // namespace
+
+// Part 1's reference, in double: the reduction track's (common/problems/reduce.h), on
+// elements [first, first + n) of the stream.
+Ref reference(uint64_t seed, int64_t first, int64_t n) {
+  Ref r;
+  sw::reduce::reference_sum(n, seed, &r.sum, &r.abs_sum, first);
+  return r;
+}
 
 std::string check_shard_results(const std::vector<double>& got, const Ref& ref, int64_t depth,
                                 int64_t n) {
@@ -175,7 +184,7 @@ void verify_all_reduce(Machine& m, sw::Report& report, uint64_t seed) {
     v.peer_reads = v.peer_ok;
     fill_vectors(v, Data::kRandom, seed);
     for (const Step<const Vectors>& a : kAllReduceSteps) {
-      if (!a.same_bits) continue;
+      if (!same_bits(a)) continue;
       const VectorCheck first = run_checked(m, v, a, Data::kRandom, seed);
       int differing = 0;
       for (int r = 1; r < kRepeatRuns; ++r)

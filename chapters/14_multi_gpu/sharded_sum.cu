@@ -10,7 +10,7 @@
 #include "common/check.h"
 #include "common/multi_gpu_timer.h"
 #include "common/nccl_check.h"
-#include "common/problems/reduce.h"  // the reference sum
+#include "common/verify.h"
 #include "multi_gpu_checks.h"
 #include "sharded_sum.h"
 
@@ -22,12 +22,38 @@ using ch06::reduce_overload;
 
 constexpr int64_t kLatencyN = int64_t{1} << 20;  // Part 1 at a size where fixed costs dominate
 
-// The floor of every launch: a kernel that does nothing.
+// The fixed costs, each alone on the s.count GPUs (problem "sharded-sum-latency").
+// empty-launch, the floor of every launch: a kernel that does nothing, on every GPU.
 __global__ void empty_kernel() {}
-void launch_empty(int gpu, cudaStream_t stream) {
-  CUDA_CHECK(cudaSetDevice(gpu));
-  empty_kernel<<<1, 1, 0, stream>>>();
-  CHECK_LAUNCH();
+void launch_empty(Machine& m, Shards& s) {
+  for (int g = 0; g < s.count; ++g) {
+    CUDA_CHECK(cudaSetDevice(g));
+    empty_kernel<<<1, 1, 0, m.stream[g][0]>>>();
+    CHECK_LAUNCH();
+  }
+}
+
+// host-combine-scalar: every GPU's sum (already in place) copied to the host and added there.
+void launch_host_combine(Machine& m, Shards& s) {
+  for (int g = 0; g < s.count; ++g)
+    CUDA_CHECK(cudaMemcpyAsync(&s.host_sums[g], s.sum[g].get(), sizeof(float),
+                               cudaMemcpyDeviceToHost, m.stream[g][0]));
+  double total = 0;
+  for (int g = 0; g < s.count; ++g) {
+    CUDA_CHECK(cudaStreamSynchronize(m.stream[g][0]));
+    total += s.host_sums[g];
+  }
+  s.host_total = total;
+}
+
+// nccl-allreduce-scalar: NCCL's all-reduce of every GPU's sum (already in place), one float each.
+void launch_nccl_combine(Machine& m, Shards& s) {
+  const std::vector<ncclComm_t>& comm = m.comm(s.count);
+  NCCL_CHECK(ncclGroupStart());
+  for (int g = 0; g < s.count; ++g)
+    NCCL_CHECK(ncclAllReduce(s.sum[g].get(), s.total[g].get(), 1, ncclFloat, ncclSum, comm[g],
+                             m.stream[g][0]));
+  NCCL_CHECK(ncclGroupEnd());
 }
 
 // Where the K shard sums are added: on the host, or on every GPU by NCCL.
@@ -77,11 +103,11 @@ sw::Result measure_sum(Machine& m, Shards& s, const Step<Shards>& c, const Ref& 
   c.launch(m, s);
   sw::sync_gpus(s.count);
   const std::vector<double> first = shard_results(c, s);
-  const sw::Timing t = sw::time_gpus(opt, s.count, 1, [&] { c.launch(m, s); });
+  const sw::Timing t = sw::time_gpus(opt, s.count, 1, c.launch, m, s);
   const std::vector<double> last = shard_results(c, s);
   const bool ok = check_shard_results(first, ref, depth, n).empty() &&
                   check_shard_results(last, ref, depth, n).empty() &&
-                  (!c.same_bits || sw::same_bits(first[0], last[0]));
+                  (!same_bits(c) || sw::same_bits(first[0], last[0]));
   sw::Result r{c.name, n, static_cast<double>(n) * sizeof(float), t, ok, c.role};
   r.extra["gpus"] = s.count;
   r.extra["shard"] = static_cast<double>(s.size[0]);
@@ -114,44 +140,17 @@ void bench_fixed_costs(Machine& m, Shards& s, sw::Report& report, const sw::Comm
   s.fill(seed);
   const Ref ref = reference(seed, 0, kLatencyN);
   std::vector<sw::Result> rows;
-  rows.push_back({"empty-launch", count, 0,
-                  sw::time_gpus(opt, count, 1,
-                                [&] {
-                                  for (int g = 0; g < count; ++g) launch_empty(g, m.stream[g][0]);
-                                }),
-                  true, "lesson"});
+  rows.push_back(
+      {"empty-launch", count, 0, sw::time_gpus(opt, count, 1, launch_empty, m, s), true, "lesson"});
   launch_sharded_sum<TotalOn::kNccl>(m, s);  // every GPU's sum in place for the two combines alone
   sw::sync_gpus(count);
-  rows.push_back(
-      {"host-combine-scalar", count, 0,
-       sw::time_gpus(opt, count, 1,
-                     [&] {
-                       for (int g = 0; g < count; ++g)
-                         CUDA_CHECK(cudaMemcpyAsync(&s.host_sums[g], s.sum[g].get(), sizeof(float),
-                                                    cudaMemcpyDeviceToHost, m.stream[g][0]));
-                       double total = 0;
-                       for (int g = 0; g < count; ++g) {
-                         CUDA_CHECK(cudaStreamSynchronize(m.stream[g][0]));
-                         total += s.host_sums[g];
-                       }
-                       s.host_total = total;
-                     }),
-       true, "lesson"});
+  rows.push_back({"host-combine-scalar", count, 0,
+                  sw::time_gpus(opt, count, 1, launch_host_combine, m, s), true, "lesson"});
   const int64_t depth = sum_depth(s);
   rows.back().ok =
       check_shard_results(shard_results(kSumSteps[0], s), ref, depth, kLatencyN).empty();
-  const std::vector<ncclComm_t>& comm = m.comm(count);
   rows.push_back({"nccl-allreduce-scalar", count, 0,
-                  sw::time_gpus(opt, count, 1,
-                                [&] {
-                                  NCCL_CHECK(ncclGroupStart());
-                                  for (int g = 0; g < count; ++g)
-                                    NCCL_CHECK(ncclAllReduce(s.sum[g].get(), s.total[g].get(), 1,
-                                                             ncclFloat, ncclSum, comm[g],
-                                                             m.stream[g][0]));
-                                  NCCL_CHECK(ncclGroupEnd());
-                                }),
-                  true, "lesson"});
+                  sw::time_gpus(opt, count, 1, launch_nccl_combine, m, s), true, "lesson"});
   rows.back().ok =
       check_shard_results(shard_results(kSumSteps[1], s), ref, depth, kLatencyN).empty();
   for (const Step<Shards>& c : kSumSteps) {
@@ -189,8 +188,8 @@ int64_t gpu_sum_depth(int64_t n, int blocks_per_sm) {
 }
 
 const std::vector<Step<Shards>> kSumSteps = {
-    {"shard-host-combine", launch_sharded_sum<TotalOn::kHost>, "step", true},
-    {"shard-nccl-allreduce", launch_sharded_sum<TotalOn::kNccl>, "vendor", false},
+    {"shard-host-combine", launch_sharded_sum<TotalOn::kHost>, {}, "step", kSameBits},
+    {"shard-nccl-allreduce", launch_sharded_sum<TotalOn::kNccl>, {}, "vendor"},
 };
 
 Shards::Shards(const std::vector<int64_t>& capacity) {
@@ -249,12 +248,6 @@ std::vector<double> shard_results(const Step<Shards>& step, const Shards& s) {
   }
   CUDA_CHECK(cudaSetDevice(0));
   return out;
-}
-
-Ref reference(uint64_t seed, int64_t first, int64_t n) {
-  Ref r;
-  sw::reduce::reference_sum(n, seed, &r.sum, &r.abs_sum, first);
-  return r;
 }
 
 int64_t sum_depth(const Shards& s) {

@@ -56,7 +56,8 @@ extern const std::vector<Step<Shards>> kSumSteps;
 // The results of the last run of `step`: one on the host, or one per GPU.
 std::vector<double> shard_results(const Step<Shards>& step, const Shards& s);
 
-// The exact sum and sum of |x| of elements [first, first + n) of the array.
+// The exact sum and sum of |x| of elements [first, first + n) of the array (in double; in
+// multi_gpu_checks.cu).
 struct Ref {
   double sum = 0, abs_sum = 0;
 };

@@ -15,6 +15,7 @@
 
 #include "bootstrap.h"
 #include "chapters/14_multi_gpu/all_reduce.h"
+#include "common/bench/step.h"
 #include "common/cli.h"
 #include "common/cuda_utils.cuh"
 #include "common/device.h"
@@ -91,6 +92,11 @@ struct IpcRing {
 // other hosts, GPUs without peer access): the vectors still serve NCCL.
 std::string open_ipc_ring(Rank& rank, int64_t capacity, int max_slices, IpcRing* ring);
 void launch_ipc_ring(Rank& rank, IpcRing& ring);
+
+// Part 3's all-reduces of ring.n floats: ipc-ring (the step; kSameBits) and nccl-allreduce
+// (the vendor row), in ranks_problems.cu.
+using RankStep = sw::bench::Step<void (*)(Rank&, IpcRing&)>;
+extern const std::vector<RankStep> kRankSteps;
 
 // ranks_problems.cu: --verify-only's sweep, the measurements, the loop of the fault trials.
 void verify_ranks(Rank& rank, sw::Report& report, uint64_t seed, IpcRing& v, bool ring_ok);

@@ -3,6 +3,7 @@
 // trials. Every rank checks its own results; all_ranks() adds up the failures, so that every
 // rank's report (rank 0's is printed) counts every rank's checks.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "chapters/06_reduce_thread_overload/reduce_overload.cuh"  // chapter 06's kernel, reused
@@ -49,20 +50,6 @@ struct Shard {
     sw::poison(sum.get(), sizeof(float));
     sw::poison(total.get(), sizeof(float));
   }
-  // shard-nccl-allreduce: this rank's sum (chapter 06's two passes), then one all-reduce of one
-  // float.
-  void launch(Rank& rank) {
-    const int64_t blocks = gpu_sum_grid(size, per_sm);
-    ch06::reduce_overload<kSumBlock, ch06::Finish::kPartials>
-        <<<blocks, kSumBlock, 0, rank.streams[0]>>>(x.get(), size, partials.get());
-    CHECK_LAUNCH();
-    ch06::reduce_overload<kSumBlock, ch06::Finish::kPartials>
-        <<<1, kSumBlock, 0, rank.streams[0]>>>(partials.get(), blocks, sum.get());
-    CHECK_LAUNCH();
-    rank.nccl(
-        ncclAllReduce(sum.get(), total.get(), 1, ncclFloat, ncclSum, rank.comm, rank.streams[0]),
-        "ncclAllReduce of the shards' sums");
-  }
   // The total against the reference of all n floats; the error bound's depth: the deepest
   // rank's sum, then the all-reduce's additions.
   std::string check(Rank& rank, const Ref& ref, int64_t n) {
@@ -71,6 +58,28 @@ struct Shard {
   }
 };
 
+// shard-nccl-allreduce: this rank's sum (chapter 06's two passes), then one all-reduce of one
+// float.
+void launch_shard_sum(Rank& rank, Shard& s) {
+  const int64_t blocks = gpu_sum_grid(s.size, s.per_sm);
+  ch06::reduce_overload<kSumBlock, ch06::Finish::kPartials>
+      <<<blocks, kSumBlock, 0, rank.streams[0]>>>(s.x.get(), s.size, s.partials.get());
+  CHECK_LAUNCH();
+  ch06::reduce_overload<kSumBlock, ch06::Finish::kPartials>
+      <<<1, kSumBlock, 0, rank.streams[0]>>>(s.partials.get(), blocks, s.sum.get());
+  CHECK_LAUNCH();
+  rank.nccl(
+      ncclAllReduce(s.sum.get(), s.total.get(), 1, ncclFloat, ncclSum, rank.comm, rank.streams[0]),
+      "ncclAllReduce of the shards' sums");
+}
+
+// nccl-allreduce-scalar: NCCL's all-reduce of this rank's sum (already in place) alone.
+void launch_nccl_scalar(Rank& rank, Shard& s) {
+  rank.nccl(
+      ncclAllReduce(s.sum.get(), s.total.get(), 1, ncclFloat, ncclSum, rank.comm, rank.streams[0]),
+      "ncclAllReduce of one float");
+}
+
 // nccl-allreduce across processes: one ncclAllReduce of v.n floats.
 void launch_nccl_allreduce(Rank& rank, IpcRing& v) {
   rank.nccl(ncclAllReduce(v.send.get(), v.recv.get(), v.n, ncclFloat, ncclSum, rank.comm,
@@ -78,36 +87,44 @@ void launch_nccl_allreduce(Rank& rank, IpcRing& v) {
             "ncclAllReduce");
 }
 
-// The launcher of one all-reduce of v.n floats: ipc-ring (ipc_ring.cu) or nccl-allreduce.
-using AllReduce = void (*)(Rank& rank, IpcRing& v);
-AllReduce all_reduce(bool ring) {
-  if (ring) return launch_ipc_ring;
-  return launch_nccl_allreduce;
-}
+// ipc-ring where `ring`, else nccl-allreduce.
+const RankStep& all_reduce(bool ring) { return kRankSteps[ring ? 0 : 1]; }
 
 // A poisoned run of every rank, checked (this rank's output); every rank's input filled first.
-VectorCheck run_checked(Rank& rank, IpcRing& v, bool ring, Data d, uint64_t seed) {
+VectorCheck run_checked(Rank& rank, IpcRing& v, const RankStep& a, Data d, uint64_t seed) {
   launch_fill(rank.device, v.send.get(), 0, v.n, vector_seed(seed, rank.env.rank), d);
   sw::poison(v.recv.get(), static_cast<size_t>(v.n) * sizeof(float));
   rank.all_ranks(0, ncclSum);  // every rank's input is in place before any rank reads it
-  all_reduce(ring)(rank, v);
-  rank.wait(ring ? "ipc-ring" : "nccl-allreduce");
+  a.launch(rank, v);
+  rank.wait(a.name);
   return check_vectors({{rank.device, rank.env.rank, v.recv.get()}}, rank.env.size, v.n, d, seed);
 }
 
-// `batch` calls back to back, then the wait: per call, the slowest rank's median.
-template <class Call>
-sw::Timing time_ranks(Rank& rank, const sw::CommonOptions& opt, int batch, Call&& call) {
-  sw::Timing t = sw::time_cpu(opt.warmup, opt.reps, [&] {
-    for (int b = 0; b < batch; ++b) call();
+// Chapter 14's timing (sw::time_gpus) across processes: a run is `calls` calls of
+// launch(args...) back to back, then the wait; per call, the slowest rank's median.
+template <class Launch, class... Args>
+sw::Timing time_ranks(Rank& rank, const sw::CommonOptions& opt, int calls, Launch&& launch,
+                      Args&&... args) {
+  std::vector<double> ms;
+  for (int k = 0; k < opt.warmup + opt.reps; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int c = 0; c < calls; ++c) launch(args...);
     rank.wait("a timed run");
-  });
-  t.ms_median = rank.all_ranks(t.ms_median, ncclMax) / batch;
-  t.ms_min = rank.all_ranks(t.ms_min, ncclMax) / batch;
+    const auto t1 = std::chrono::steady_clock::now();
+    if (k >= opt.warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  sw::Timing t = sw::summarize(ms);
+  t.ms_median = rank.all_ranks(t.ms_median, ncclMax) / calls;
+  t.ms_min = rank.all_ranks(t.ms_min, ncclMax) / calls;
   return t;
 }
 
 }  // namespace
+
+const std::vector<RankStep> kRankSteps = {
+    {"ipc-ring", launch_ipc_ring, {}, "step", kSameBits},
+    {"nccl-allreduce", launch_nccl_allreduce, {}, "vendor"},
+};
 
 void verify_ranks(Rank& rank, sw::Report& report, uint64_t seed, IpcRing& v, bool ring_ok) {
   const std::string ranks = ranks_text(rank);
@@ -116,7 +133,7 @@ void verify_ranks(Rank& rank, sw::Report& report, uint64_t seed, IpcRing& v, boo
   for (int64_t n : sums) {
     shard.split(rank, n, seed);
     shard.poison();
-    shard.launch(rank);
+    launch_shard_sum(rank, shard);
     rank.wait("shard-nccl-allreduce");
     check_all(rank, report, "shard-nccl-allreduce n=" + std::to_string(n) + " " + ranks,
               shard.check(rank, reference(seed, 0, n), n));
@@ -134,9 +151,9 @@ void verify_ranks(Rank& rank, sw::Report& report, uint64_t seed, IpcRing& v, boo
             v.n = n;
             v.peer_reads = reads;
             v.slices = slices;
-            const VectorCheck c = run_checked(rank, v, ring, d, seed);
-            std::string what = std::string(ring ? "ipc-ring" : "nccl-allreduce") +
-                               " n=" + std::to_string(n) + " " + ranks + " " + data_name(d);
+            const VectorCheck c = run_checked(rank, v, all_reduce(ring), d, seed);
+            std::string what = std::string(all_reduce(ring).name) + " n=" + std::to_string(n) +
+                               " " + ranks + " " + data_name(d);
             if (ring)
               what += std::string(reads ? " peer-loads" : " copies") +
                       " slices=" + std::to_string(slices);
@@ -147,10 +164,10 @@ void verify_ranks(Rank& rank, sw::Report& report, uint64_t seed, IpcRing& v, boo
   v.n = 1000003;  // the ring adds in a fixed order: the same bits every run
   v.peer_reads = peer;
   v.slices = 1;
-  const VectorCheck first = run_checked(rank, v, true, Data::kRandom, seed);
+  const VectorCheck first = run_checked(rank, v, all_reduce(true), Data::kRandom, seed);
   int differing = 0;
   for (int r = 1; r < kRepeatRuns; ++r)
-    differing += run_checked(rank, v, true, Data::kRandom, seed).hash != first.hash;
+    differing += run_checked(rank, v, all_reduce(true), Data::kRandom, seed).hash != first.hash;
   check_all(
       rank, report,
       "ipc-ring bitwise identical over " + std::to_string(kRepeatRuns) + " runs n=1000003 " + ranks,
@@ -167,11 +184,11 @@ void bench_ranks(Rank& rank, sw::Report& report, const sw::CommonOptions& opt, i
   Shard shard(rank, n);
   shard.split(rank, n, seed);
   shard.poison();
-  shard.launch(rank);
+  launch_shard_sum(rank, shard);
   rank.wait("shard-nccl-allreduce");
   const Ref ref = reference(seed, 0, n);
   const std::string first = shard.check(rank, ref, n);
-  const sw::Timing t = time_ranks(rank, opt, 1, [&] { shard.launch(rank); });
+  const sw::Timing t = time_ranks(rank, opt, 1, launch_shard_sum, rank, shard);
   const std::string last = shard.check(rank, ref, n);
   sw::Result r{
       "shard-nccl-allreduce", n, static_cast<double>(n) * sizeof(float), t, true, "vendor"};
@@ -181,11 +198,7 @@ void bench_ranks(Rank& rank, sw::Report& report, const sw::CommonOptions& opt, i
   r.ok = ranks_wrong(rank, r.variant + " " + r.note, first.empty() ? last : first) == 0;
   report.add(r);
   sw::Result scalar{"nccl-allreduce-scalar", k, 0, {}, true, "lesson"};
-  scalar.timing = time_ranks(rank, opt, 1, [&] {
-    rank.nccl(ncclAllReduce(shard.sum.get(), shard.total.get(), 1, ncclFloat, ncclSum, rank.comm,
-                            rank.streams[0]),
-              "ncclAllReduce of one float");
-  });
+  scalar.timing = time_ranks(rank, opt, 1, launch_nccl_scalar, rank, shard);
   scalar.problem = "sharded-sum-latency";
   scalar.note = ranks_text(rank);
   scalar.extra["ranks"] = k;
@@ -199,21 +212,17 @@ void bench_ranks(Rank& rank, sw::Report& report, const sw::CommonOptions& opt, i
       if (ring && !ring_ok) continue;
       v.n = bytes / static_cast<int64_t>(sizeof(float));
       const int batch = bytes <= kBatchMaxBytes ? kBatchCalls : 1;
-      const VectorCheck c1 = run_checked(rank, v, ring, Data::kRandom, seed);
-      const AllReduce launch = all_reduce(ring);
-      const sw::Timing timing = time_ranks(rank, opt, batch, [&] { launch(rank, v); });
+      const RankStep& step = all_reduce(ring);
+      const VectorCheck c1 = run_checked(rank, v, step, Data::kRandom, seed);
+      const sw::Timing timing = time_ranks(rank, opt, batch, step.launch, rank, v);
       const VectorCheck c2 =
           check_vectors({{rank.device, rank.env.rank, v.recv.get()}}, k, v.n, Data::kRandom, seed);
-      const std::string wrong = c1.wrong                     ? c1.first
-                                : c2.wrong                   ? c2.first
-                                : ring && c1.hash != c2.hash ? "the last run gave other bits"
-                                                             : "";
-      sw::Result a{ring ? "ipc-ring" : "nccl-allreduce",
-                   v.n,
-                   bytes * bus_factor,
-                   timing,
-                   true,
-                   ring ? "step" : "vendor"};
+      const std::string wrong = c1.wrong   ? c1.first
+                                : c2.wrong ? c2.first
+                                : same_bits(step) && c1.hash != c2.hash
+                                    ? "the last run gave other bits"
+                                    : "";
+      sw::Result a{step.name, v.n, bytes * bus_factor, timing, true, step.role};
       a.problem = "all-reduce";
       a.note = ranks_text(rank);
       a.extra = {{"ranks", k},
