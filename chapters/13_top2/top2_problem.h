@@ -1,14 +1,19 @@
-// What 13_top2.cu and its checks (top2_checks.cu) share.
+// Chapter 13's problem: the top-2 type, the device memory the versions write
+// (Buffers), the benchmark's values (Values), what the measurement protocol checks
+// (Top2Data), the step table's type (Step) and the problem that sw::bench::run runs
+// (Top2Problem: its --n and --large, its checks and its rows). Defined in
+// top2_problem.cu (the data and the rows) and top2_checks.cu (--verify-only, --large);
+// the versions are in 13_top2.cu, the vendor's in top2_cub.cu.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
+#include "common/bench/program.h"
 #include "common/bench/protocol.h"
+#include "common/cli.h"
 #include "common/device.h"
-#include "common/report.h"
 
 namespace ch13 {
 
@@ -25,30 +30,24 @@ inline bool same(const Top2& a, const Top2& b) {
   return a.i1 == b.i1 && a.i2 == b.i2 && (a.i1 < 0 || a.k1 == b.k1) && (a.i2 < 0 || a.k2 == b.k2);
 }
 
-// --- in 13_top2.cu ---
-
-// One row of the step table, run once on a poisoned result and checked
-// (sw::bench::check_once, Top2Data): its answer against the reference, x unchanged.
-struct Answer {
-  const char* name;
-  bool ok;
-  std::string detail;  // why not: "got (...), want (...)" or "input changed: ..."
-};
-// Every row of the step table (CUB and the steps) on d_x (device, n >= 2) against
-// `want`.
-std::vector<Answer> run_every_step(const int32_t* d_x, int64_t n, const Top2& want);
-Top2 top2_serial(const int32_t* x, int64_t n);  // the CPU baseline, one core
-double workspace_bytes();                       // device memory the versions use besides x
-
-// --- in top2_checks.cu ---
-
 Top2 top2_reference(const int32_t* x, int64_t n);  // on all cores
+Top2 top2_serial(const int32_t* x, int64_t n);     // the CPU baseline, one core
 std::string describe(const Top2& t);               // "(k1 at i1, k2 at i2)"
+
+// First-pass results the buffer holds: one per resident thread, what thread-pairs writes.
+int64_t partial_capacity();
+double workspace_bytes();  // device memory the versions use besides x
+
+// The device memory the versions write: the first pass's results and the answer.
+struct Buffers {
+  sw::DeviceBuffer<Top2> partials{partial_capacity()}, out{1};
+  sw::DeviceBuffer<uint8_t> cub_temp;  // CUB's temporary storage, grown on first use
+};
 
 // The benchmark's values: uniform int32 on the GPU and the same on the host, their
 // answer, and the seed they came from.
 struct Values {
-  explicit Values(int64_t count) : n(count), d(count), h(new int32_t[count]) {}
+  explicit Values(int64_t n) : n(n), d(n), h(new int32_t[n]) {}
   void generate(uint64_t from);  // new values from `from`, and their answer
   int64_t n;
   sw::DeviceBuffer<int32_t> d;
@@ -74,15 +73,27 @@ struct Top2Data {
   bool reseed(uint64_t from) const;
   uint64_t seed() const;
 };
-// The benchmark's data: v's values and answer, x not checked (the --verify-only runs check it).
-inline Top2Data values_data(Values& v, Top2* out) {
-  return {out, &v.want, v.d.get(), v.n, false, 0, &v};
-}
 
-// --verify-only: 9 sizes x 11 input patterns, a misaligned start, and the seed's
-// INT_MIN sentinel (which must fail).
-int verify(sw::Report& report, uint64_t seed);
-// --large: 2^31 + 2^20 + 3 elements, random with INT_MAX planted, and a ramp.
-int verify_large(sw::Report& report, const sw::Gpu& gpu, uint64_t seed);
+// A step: puts the answer in b.out; returns the first pass's blocks (0: the library's own).
+using Step = sw::bench::Step<int64_t (*)(const int32_t* x, int64_t n, Buffers& b)>;
+// The vendor row (top2_cub.cu): cub::DeviceReduce::Reduce with the steps' merge.
+int64_t launch_cub(const int32_t* x, int64_t n, Buffers& b);
+
+struct Top2Problem {
+  using Step = ch13::Step;
+  static constexpr const char* kName = "top2";
+  Step vendor;                   // cub-reduce-top2: measured and checked whatever --variant says
+  int64_t n = int64_t{1} << 28;  // 1 GiB of int32, far beyond L2
+  bool large = false;
+  void add_options(sw::Cli& cli, const sw::bench::Program<Step>&);
+  // 9 sizes (or --n) x 11 input patterns, a misaligned start, and the seed's INT_MIN
+  // sentinel (which must fail); with --large, check_large.
+  void verify(const sw::bench::Session<Step>& s);
+  // At --n: the vendor and the chosen steps, with every step the CPU rows; with
+  // --large (no --verify-only needed), check_large.
+  void bench(const sw::bench::Session<Step>& s);
+  // --large: 2^31 + 2^20 + 3 elements, random with INT_MAX planted, and a ramp.
+  void check_large(const sw::bench::Session<Step>& s) const;
+};
 
 }  // namespace ch13
