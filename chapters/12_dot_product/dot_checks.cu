@@ -96,24 +96,25 @@ void ch12::DotProblem::verify(const sw::bench::Session<Step>& s) {
                                       32,   33,   255,  256,   257,     1000,
                                       1023, 1024, 1025, 65537, 1000003, (int64_t{1} << 22) + 1};
   const bool n_given = s.cli.was_given("--n");
-  if (n_given)  // x, y and the pinned copies, and the buffers of one allocate-per-call call
+  if (n_given)  // x, y, and those of one allocate-per-call call, on the device at once
     sw::require_fits(s.gpu, "--n", n, 4.0 * sizeof(float),
                      2.0 * first_pass_max_blocks() * kChunks * sizeof(float));
   const uint64_t seed = static_cast<uint64_t>(s.opt.seed);
-  for (int64_t size : n_given ? std::vector<int64_t>{n} : sweep) {
+  const std::vector<int64_t> sizes = n_given ? std::vector<int64_t>{n} : sweep;
+  for (const int64_t n : sizes) {             // shadows the member
     for (const bool exact : {false, true}) {  // exact: small integers, the answer must be exact
-      if (exact && size > kExactMaxN) continue;
-      std::vector<float> x(size), y(size);
+      if (exact && n > kExactMaxN) continue;
+      std::vector<float> x(n), y(n);
       if (exact) {
-        fill_small_integers(x.data(), size, seed);
-        fill_small_integers(y.data(), size, seed + 1);
+        fill_small_integers(x.data(), n, seed);
+        fill_small_integers(y.data(), n, seed + 1);
       } else {
-        sw::host_fill_floats(x.data(), size, seed);
-        sw::host_fill_floats(y.data(), size, seed + 1);
+        sw::host_fill_floats(x.data(), n, seed);
+        sw::host_fill_floats(y.data(), n, seed + 1);
       }
       const std::string at =
-          std::string(exact ? " integers" : " random") + " n=" + std::to_string(size);
-      check_steps(s, vendor, x.data(), y.data(), size, exact, at);
+          std::string(exact ? " integers" : " random") + " n=" + std::to_string(n);
+      check_steps(s, vendor, x.data(), y.data(), n, exact, at);
     }
   }
 }

@@ -173,37 +173,35 @@ void ch13::Top2Problem::verify(const Session& s) {
   sw::DeviceBuffer<int32_t> d_x(max_n + 1);
   sw::DeviceBuffer<Top2> d_out(1);
   std::vector<int32_t> x(max_n + 1);
-  for (int64_t size : sizes) {
-    const std::string at = " n=" + std::to_string(size);
+  for (const int64_t n : sizes) {  // shadows the member
+    const std::string at = " n=" + std::to_string(n);
     for (const char* p : kPatterns) {
-      make_ints(p, x.data(), size, seed);
-      CUDA_CHECK(cudaMemcpy(d_x.get(), x.data(), size * sizeof(int32_t), cudaMemcpyHostToDevice));
-      const Top2 want = top2_reference(x.data(), size);
-      s.report.check(same(top2_serial(x.data(), size), want), std::string("cpu-serial ") + p + at);
-      check_steps(s, vendor, d_x.get(), size, want, p + at);
+      make_ints(p, x.data(), n, seed);
+      CUDA_CHECK(cudaMemcpy(d_x.get(), x.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice));
+      const Top2 want = top2_reference(x.data(), n);
+      s.report.check(same(top2_serial(x.data(), n), want), std::string("cpu-serial ") + p + at);
+      check_steps(s, vendor, d_x.get(), n, want, p + at);
     }
     // A start that is not 16-byte aligned: the int4 step must fall back, not misread.
-    make_ints("random", x.data(), size + 1, seed + 1);
-    CUDA_CHECK(
-        cudaMemcpy(d_x.get(), x.data(), (size + 1) * sizeof(int32_t), cudaMemcpyHostToDevice));
-    check_steps(s, vendor, d_x.get() + 1, size, top2_reference(x.data() + 1, size),
-                "misaligned" + at);
+    make_ints("random", x.data(), n + 1, seed + 1);
+    CUDA_CHECK(cudaMemcpy(d_x.get(), x.data(), (n + 1) * sizeof(int32_t), cudaMemcpyHostToDevice));
+    check_steps(s, vendor, d_x.get() + 1, n, top2_reference(x.data() + 1, n), "misaligned" + at);
   }
 
   // The seed's INT_MIN sentinel must fail these checks: if it passed, the checks
   // could not catch the bug.
   const std::pair<const char*, int64_t> sentinel_cases[] = {
       {"all-int-min", 33}, {"int-min-second", 2}, {"negative", 1000}};
-  for (auto [p, m] :
+  for (auto [p, n] :
        sentinel_cases) {  // an array: CUDA 12.4's front end deduces no braced list here
-    make_ints(p, x.data(), m, seed);
-    CUDA_CHECK(cudaMemcpy(d_x.get(), x.data(), m * sizeof(int32_t), cudaMemcpyHostToDevice));
+    make_ints(p, x.data(), n, seed);
+    CUDA_CHECK(cudaMemcpy(d_x.get(), x.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice));
     sw::poison(d_out.get(), sizeof(Top2));
-    top2_int_min_sentinel<<<1, kSentinelBlock>>>(d_x.get(), m, d_out.get());
+    top2_int_min_sentinel<<<1, kSentinelBlock>>>(d_x.get(), n, d_out.get());
     CHECK_LAUNCH();
-    const Top2 got = sw::read(d_out.get()), want = top2_reference(x.data(), m);
+    const Top2 got = sw::read(d_out.get()), want = top2_reference(x.data(), n);
     const std::string what =
-        std::string("the checks catch the INT_MIN sentinel: ") + p + " n=" + std::to_string(m);
+        std::string("the checks catch the INT_MIN sentinel: ") + p + " n=" + std::to_string(n);
     s.report.check(!same(got, want), what,
                    "sentinel gives " + describe(got) + ", want " + describe(want));
   }
