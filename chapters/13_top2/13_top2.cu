@@ -209,10 +209,16 @@ __global__ void __launch_bounds__(kBlock)
   if (threadIdx.x == 0) out[blockIdx.x] = t;
 }
 int64_t launch_shuffle_int4(const int32_t* x, int64_t n, Buffers& b) {
-  if (reinterpret_cast<uintptr_t>(x) % sizeof(int4) != 0) return launch_warp_shuffle(x, n, b);
   static const int64_t resident = sw::resident_grid(top2_shuffle_int4, kBlock);
-  const int64_t grid = std::min(resident, sw::ceil_div(n, kBlock * kVec));
-  top2_shuffle_int4<<<grid, kBlock>>>(x, n, b.partials.get());
+  static const int64_t resident_warp = sw::resident_grid(top2_warp_shuffle, kBlock);
+  int64_t grid = 0;
+  if (reinterpret_cast<uintptr_t>(x) % sizeof(int4) == 0) {
+    grid = std::min(resident, sw::ceil_div(n, kBlock * kVec));
+    top2_shuffle_int4<<<grid, kBlock>>>(x, n, b.partials.get());
+  } else {  // warp-shuffle's first pass
+    grid = std::min(resident_warp, sw::ceil_div(n, kBlock));
+    top2_warp_shuffle<<<grid, kBlock>>>(x, n, b.partials.get());
+  }
   CHECK_LAUNCH();
   top2_final<<<1, kFinalBlock>>>(b.partials.get(), grid, b.out.get());
   CHECK_LAUNCH();
