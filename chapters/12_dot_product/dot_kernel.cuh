@@ -1,7 +1,8 @@
 // Chapter 12's kernels, two-pass-float4's two passes. Their own header because the C ABI
-// library (abi/dot_abi.cu) runs them too. Each step's launcher (12_dot_product.cu,
-// dot_end_to_end.cuh, and the library's, which returns its errors where the chapter's
-// launchers exit on them) launches both passes itself, beside the first pass's grid.
+// library (abi/dot_abi.cu) runs them too: a self-contained unit, included at the top of
+// 12_dot_product.cu and of the library, once in each (it defines the kernels). Each
+// launcher (the program's in 12_dot_product.cu, and the library's, which returns its
+// errors where the program's exit on them) launches both passes itself.
 //
 // Chapter 06's reduce_overload sums one vector; a dot product reads two and multiplies,
 // so the main loop is its own (two float4 loads, four fmaf chains per thread). The

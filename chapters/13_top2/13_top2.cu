@@ -22,39 +22,72 @@
 //                cub::DeviceReduce::Reduce with the same merge as its operator.
 // Exercise:      float input: rank by an unsigned key of the float's bits (NaN above
 //                +inf, -0 equal to +0) and make these kernels a template on the key.
-// Files:         this file (the block merges, the second pass, the steps, the step
-//                table, main); top2_merge.cuh (ranking, merge, insert); top2_first_pass.cuh
-//                (each thread's grid-stride pass, the buffers); top2_cub.cuh (the vendor).
+// Files:         this file (each thread's grid-stride pass, the block merges, the second
+//                pass, the steps, the step table, main); top2_merge.cuh (ranking, merge,
+//                insert); top2_cub.cu (the vendor); top2_problem.h (the data, what the
+//                protocol checks, Top2Problem: the problem sw::bench::run runs) with
+//                top2_problem.cu (the rows, the CPU reference and baseline).
+// Protocol:      every GPU row is measured by sw::bench::measure (common/bench/protocol.h),
+//                which calls the launcher itself: main -> sw::bench::run ->
+//                Top2Problem::bench -> measure -> launch_<step> -> <<<>>>.
 // Checks:        top2_checks.cu (--verify-only, --large).
-// Run:           build/chapters/13_top2 [--n 2^28] [--variant shuffle-int4] [--verify-only]
-//                [--large] [--json]
+// Run:           build/chapters/13_top2 [--n 2^28 | --large] [--variant shuffle-int4]
+//                [--verify-only] [--json]
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <string>
 #include <vector>
 
-#include "common/bench/protocol.h"
+#include "common/bench/program.h"
+#include "common/bench/step.h"
 #include "common/check.h"
-#include "common/cli.h"
 #include "common/cuda_utils.cuh"
-#include "common/data.h"
-#include "common/device.h"
-#include "common/parallel.h"
-#include "common/report.h"
-#include "common/timing.h"
-#include "top2_checks.h"
-#include "top2_cub.cuh"
-#include "top2_first_pass.cuh"
 #include "top2_merge.cuh"
+#include "top2_problem.h"
 
 namespace {
 
-using namespace ch13;  // Top2 (top2_checks.h) and what the three headers above define
+using namespace ch13;  // Top2 and what top2_merge.cuh defines
 
-constexpr int kFinalBlock = 1024;                // threads of the single block of the second pass
-constexpr int64_t kDefaultN = int64_t{1} << 28;  // 1 GiB of int32, far beyond L2
+constexpr int kBlock = 256;        // threads per block of the first pass
+constexpr int kVec = 4;            // int32 per 16-byte load
+constexpr int kUnroll = 2;         // 16-byte loads in flight per thread
+constexpr int kFinalBlock = 1024;  // threads of the single block of the second pass
+
+// --- each thread's top-2: a grid-stride pass in increasing index order (insert's precondition)
+
+__device__ __forceinline__ Top2 thread_top2(const int32_t* __restrict__ x, int64_t n) {
+  Top2 t = empty_top2();
+  const int64_t threads = static_cast<int64_t>(gridDim.x) * kBlock;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < n; i += threads)
+    insert(t, x[i], i);
+  return t;
+}
+
+__device__ __forceinline__ void insert4(Top2& t, const int4& q, int64_t i) {
+  insert(t, q.x, i), insert(t, q.y, i + 1), insert(t, q.z, i + 2), insert(t, q.w, i + 3);
+}
+
+// The same with 16-byte loads, kUnroll in flight, then the n % 4 tail. x 16-byte aligned.
+__device__ __forceinline__ Top2 thread_top2_int4(const int32_t* __restrict__ x, int64_t n) {
+  Top2 t = empty_top2();
+  const int4* x4 = reinterpret_cast<const int4*>(x);
+  const int64_t n4 = n / kVec;
+  const int64_t threads = static_cast<int64_t>(gridDim.x) * kBlock;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x;
+  int64_t v = first;
+  for (; v + (kUnroll - 1) * threads < n4; v += kUnroll * threads) {
+    int4 q[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) q[u] = x4[v + u * threads];  // all loads first
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) insert4(t, q[u], (v + u * threads) * kVec);
+  }
+  for (; v < n4; v += threads) insert4(t, x4[v], v * kVec);
+  for (int64_t e = kVec * n4 + first; e < n; e += threads) insert(t, x[e], e);  // the n % 4 tail
+  return t;
+}
 
 // --- block merges: thread 0 ends with the block's top-2 --------------------------------------
 
@@ -176,10 +209,16 @@ __global__ void __launch_bounds__(kBlock)
   if (threadIdx.x == 0) out[blockIdx.x] = t;
 }
 int64_t launch_shuffle_int4(const int32_t* x, int64_t n, Buffers& b) {
-  if (reinterpret_cast<uintptr_t>(x) % sizeof(int4) != 0) return launch_warp_shuffle(x, n, b);
   static const int64_t resident = sw::resident_grid(top2_shuffle_int4, kBlock);
-  const int64_t grid = std::min(resident, sw::ceil_div(n, kBlock * kVec));
-  top2_shuffle_int4<<<grid, kBlock>>>(x, n, b.partials.get());
+  static const int64_t resident_warp = sw::resident_grid(top2_warp_shuffle, kBlock);
+  int64_t grid = 0;
+  if (reinterpret_cast<uintptr_t>(x) % sizeof(int4) == 0) {
+    grid = std::min(resident, sw::ceil_div(n, kBlock * kVec));
+    top2_shuffle_int4<<<grid, kBlock>>>(x, n, b.partials.get());
+  } else {  // warp-shuffle's first pass
+    grid = std::min(resident_warp, sw::ceil_div(n, kBlock));
+    top2_warp_shuffle<<<grid, kBlock>>>(x, n, b.partials.get());
+  }
   CHECK_LAUNCH();
   top2_final<<<1, kFinalBlock>>>(b.partials.get(), grid, b.out.get());
   CHECK_LAUNCH();
@@ -188,96 +227,18 @@ int64_t launch_shuffle_int4(const int32_t* x, int64_t n, Buffers& b) {
 
 // --- the step table ---------------------------------------------------------------------------
 
-struct Step {
-  const char* name;
-  // Puts the answer in b.out; returns the first pass's blocks.
-  int64_t (*launch)(const int32_t* x, int64_t n, Buffers& b);
-  const char* role;
-};
-const Step kSteps[] = {
-    {"cub-reduce-top2", launch_cub, "vendor"},     {"thread-pairs", launch_thread_pairs, "step"},
-    {"shared-tree", launch_shared_tree, "step"},   {"warp-shuffle", launch_warp_shuffle, "step"},
-    {"shuffle-int4", launch_shuffle_int4, "step"},
+const Step kCub{"cub-reduce-top2", launch_cub, {}, "vendor"};
+const std::vector<Step> kSteps = {
+    {"thread-pairs", launch_thread_pairs},
+    {"shared-tree", launch_shared_tree},
+    {"warp-shuffle", launch_warp_shuffle},
+    {"shuffle-int4", launch_shuffle_int4},
 };
 
 }  // namespace
 
-// The CPU baseline: one core, the same insert as the GPU threads.
-Top2 ch13::top2_serial(const int32_t* x, int64_t n) {
-  Top2 t = empty_top2();
-  for (int64_t i = 0; i < n; ++i) insert(t, x[i], i);
-  return t;
-}
-
-std::vector<ch13::Answer> ch13::run_every_step(const int32_t* d_x, int64_t n, const Top2& want) {
-  Buffers b;
-  const uint64_t digest = sw::device_digest(d_x, static_cast<size_t>(n) * sizeof(int32_t));
-  const Top2Data data{b.out.get(), &want, d_x, n, /*check_input=*/true, digest};
-  std::vector<Answer> answers;
-  for (const Step& s : kSteps) {
-    const sw::bench::Verdict v = sw::bench::check_once(data, [&] { s.launch(d_x, n, b); });
-    answers.push_back({s.name, v.ok, v.detail});
-  }
-  return answers;
-}
-
-double ch13::workspace_bytes() {
-  return 2.0 * partial_capacity() * sizeof(Top2);
-}  // and CUB's, smaller
-
 int main(int argc, char** argv) {
-  int64_t n = kDefaultN;
-  bool large = false;
-  sw::Cli cli("13_top2", "Top-2: the two largest int32 values and their indices.");
-  cli.add_int("--n", &n, 2, sw::kMaxElements, "number of int32 elements (top-2 needs at least 2)");
-  cli.add_flag("--large", &large,
-               "instead of the benchmark or the sweep: check every version on 2^31 + 2^20 + 3 "
-               "elements (ignores --n)");
-  std::vector<std::string> steps;
-  for (const Step& s : kSteps)
-    if (std::string(s.role) == "step") steps.push_back(s.name);
-  std::string variant = "all";
-  cli.add_variant(&variant, steps, "the step(s) to run (CUB's row always; the CPU rows with all)");
-  const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
-  const sw::Gpu gpu = sw::start_gpu(opt);
-  sw::Report report(opt, gpu.copy_gbps, "13", "top2");
-  const uint64_t seed = static_cast<uint64_t>(opt.seed);
-  if (large) return ch13::verify_large(report, gpu, seed);
-  if (opt.verify_only) return ch13::verify(report, seed);
-
-  // --- benchmark: every version by sw::bench::measure (poisoned result, one checked run, the
-  // timed runs, the last one checked again; --graded-timing: new values and a check every call)
-  sw::require_fits(gpu, "--n", n, sizeof(int32_t), ch13::workspace_bytes());
-  ch13::Values v(n);
-  v.generate(seed);
-  const double bytes = static_cast<double>(n) * sizeof(int32_t);  // every element read once
-  report.note("answer: " + ch13::describe(v.want));
-  Buffers b;
-  const ch13::Top2Data data = ch13::values_data(v, b.out.get());
-  for (const Step& s : kSteps) {
-    if (variant != "all" && variant != s.name && std::string(s.role) == "step") continue;
-    // The first pass's grid, for the row: one run before the protocol's, neither
-    // checked nor timed, so that the timed call stays the launcher call alone.
-    const int64_t blocks = s.launch(v.d.get(), n, b);
-    const sw::bench::Row row{s.name, n, bytes, 1, false, s.role};
-    sw::Result r = sw::bench::measure(opt, row, data, [&] { s.launch(v.d.get(), n, b); });
-    r.note = "uniform";  // every int32 equally likely
-    if (blocks > 0) r.extra["blocks"] = static_cast<double>(blocks);
-    report.add(r);
-  }
-  if (variant != "all") return report.exit_code();
-  // The CPU baselines: one core (a lesson), then every core ("vs CPU" compares with it;
-  // it is the reference's own loop, so it is checked against the one-core result).
-  Top2 cpu{}, all{};
-  const sw::Timing t1 = sw::time_cpu(0, 1, [&] { cpu = ch13::top2_serial(v.h.get(), n); });
-  sw::Result serial{"cpu-serial", n, bytes, t1, ch13::same(cpu, v.want), "lesson"};
-  serial.note = "uniform";
-  serial.extra = {{"threads", 1.0}};
-  report.add(serial);
-  const sw::Timing tn = sw::time_cpu(0, 1, [&] { all = ch13::top2_reference(v.h.get(), n); });
-  sw::Result every{"cpu-all-cores", n, bytes, tn, ch13::same(all, cpu), "cpu"};
-  every.note = "uniform";
-  every.extra = {{"threads", static_cast<double>(sw::host_threads())}};
-  report.add(every);
-  return report.exit_code();
+  const sw::bench::Program<ch13::Step> program{
+      "13_top2", "Top-2: the two largest int32 values and their indices.", "13", kSteps};
+  return sw::bench::run(argc, argv, program, ch13::Top2Problem{kCub});
 }

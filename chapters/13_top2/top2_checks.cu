@@ -1,11 +1,15 @@
-// Chapter 13's checks (--verify-only, --large), its CPU reference, what every checked
-// run compares (Top2Data, for sw::bench::measure and check_once), the benchmark's
-// values, and the seed's INT_MIN-sentinel kernel that the checks must catch. Part of
-// the program 13_top2; the versions themselves are in 13_top2.cu.
+// Chapter 13's checks (Top2Problem::verify: --verify-only; check_large: --large), their
+// inputs, and the seed's INT_MIN-sentinel kernel that the checks must catch. Every
+// version runs once on a poisoned answer (sw::bench::check_once) and is checked against
+// the reference, x unchanged. Part of the program 13_top2; the versions are in 13_top2.cu.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -17,14 +21,14 @@
 #include "common/data.h"
 #include "common/device.h"
 #include "common/parallel.h"
-#include "top2_checks.h"
+#include "common/report.h"
+#include "top2_problem.h"
 
 using ch13::kNoIndex;
 using ch13::Top2;
 
 namespace {
 
-constexpr int kRefChunks = 64;  // parallel chunks of the CPU reference
 constexpr int kSentinelBlock = 256;
 // More than 2^31 elements, not a multiple of the vector width.
 constexpr int64_t kLargeN = (int64_t{1} << 31) + (int64_t{1} << 20) + 3;
@@ -74,11 +78,26 @@ void make_ints(const std::string& p, int32_t* x, int64_t n, uint64_t seed) {
   if (p == "max-last") x[n - 1] = 5000;
 }
 
-// Every row of the step table on d_x against `want`: one PASS/FAIL line each.
-void check_steps(sw::Report& report, const int32_t* d_x, int64_t n, const Top2& want,
-                 const std::string& label) {
-  for (const ch13::Answer& a : ch13::run_every_step(d_x, n, want))
-    report.check(a.ok, a.name + (" " + label), a.detail);
+using Session = sw::bench::Session<ch13::Step>;
+
+// The vendor and every chosen step: their rows, in the table's order.
+std::vector<ch13::Step> rows(const Session& s, const ch13::Step& vendor) {
+  std::vector<ch13::Step> out = {vendor};
+  out.insert(out.end(), s.steps.begin(), s.steps.end());
+  return out;
+}
+
+// The vendor and every chosen step on d_x (device, n >= 2) against `want`, x unchanged:
+// one PASS/FAIL line each.
+void check_steps(const Session& s, const ch13::Step& vendor, const int32_t* d_x, int64_t n,
+                 const Top2& want, const std::string& label) {
+  ch13::Buffers b;
+  const uint64_t digest = sw::device_digest(d_x, static_cast<size_t>(n) * sizeof(int32_t));
+  const ch13::Top2Data data{b.out.get(), &want, d_x, n, /*check_input=*/true, digest};
+  for (const ch13::Step& st : rows(s, vendor)) {
+    const sw::bench::Verdict v = sw::bench::check_once(data, st.launch, d_x, n, std::ref(b));
+    s.report.check(v.ok, st.name + (" " + label), v.detail);
+  }
 }
 
 // --- the seed's INT_MIN sentinel (one block), kept only to prove the checks catch it --------
@@ -117,88 +136,56 @@ __global__ void fill_ramp(int32_t* x, int64_t n) {
     x[i] = static_cast<int32_t>(i - (int64_t{1} << 31));
 }
 
+// --large's inputs in d_x (n elements), and their answer: "random-planted", random int32
+// with INT_MAX planted beyond 2^31 (earlier INT_MAX may occur by chance; the reference
+// decides), or "ascending", a ramp whose answer is the last two elements, both beyond 2^31.
+Top2 large_input(const std::string& p, int32_t* d_x, int64_t n, uint64_t seed) {
+  const int64_t off = int64_t{1} << 31;
+  if (p == "ascending") {
+    fill_ramp<<<1024, 256>>>(d_x, n);
+    CHECK_LAUNCH();
+    return {static_cast<int32_t>(n - 1 - off), static_cast<int32_t>(n - 2 - off), n - 1, n - 2};
+  }
+  const int64_t planted[] = {off + 7, n - 1};
+  const int32_t big = INT_MAX;
+  sw::fill_ints(d_x, n, seed);
+  for (int64_t i : planted)
+    CUDA_CHECK(cudaMemcpy(d_x + i, &big, sizeof big, cudaMemcpyHostToDevice));
+  std::unique_ptr<int32_t[]> h(new int32_t[n]);
+  sw::host_fill_ints(h.get(), n, seed);
+  for (int64_t i : planted) h[i] = big;
+  return ch13::top2_reference(h.get(), n);
+}
+
 }  // namespace
 
-// The first position of the largest key, then the first position of the largest key
-// among the others: written independently of insert/merge. Two passes, each split
-// over chunks in parallel.
-Top2 ch13::top2_reference(const int32_t* x, int64_t n) {
-  auto best_except = [&](int64_t skip) {
-    std::vector<int32_t> key(kRefChunks);
-    std::vector<int64_t> at(kRefChunks, kNoIndex);
-    sw::parallel_for(
-        kRefChunks,
-        [&](int64_t cb, int64_t ce) {
-          for (int64_t c = cb; c < ce; ++c) {
-            for (int64_t i = n * c / kRefChunks; i < n * (c + 1) / kRefChunks; ++i) {
-              if (i == skip) continue;
-              if (at[c] < 0 || x[i] > key[c])
-                key[c] = x[i], at[c] = i;  // strict: the first of equals
-            }
-          }
-        },
-        1);  // the items are chunks: one thread per core
-    int32_t k = 0;
-    int64_t i = kNoIndex;
-    for (int c = 0; c < kRefChunks; ++c)  // chunks in index order: strict > keeps the first
-      if (at[c] >= 0 && (i < 0 || key[c] > k)) k = key[c], i = at[c];
-    return std::pair<int32_t, int64_t>{k, i};
-  };
-  const auto first = best_except(kNoIndex);
-  const auto second = best_except(first.second);
-  return {first.first, second.first, first.second, second.second};
-}
-
-std::string ch13::describe(const Top2& t) {
-  return "(" + std::to_string(t.k1) + " at " + std::to_string(t.i1) + ", " + std::to_string(t.k2) +
-         " at " + std::to_string(t.i2) + ")";
-}
-
-void ch13::Values::generate(uint64_t from) {  // the same values on the GPU and on the host
-  seed = from;
-  sw::fill_ints(d.get(), n, from);
-  sw::host_fill_ints(h.get(), n, from);
-  want = top2_reference(h.get(), n);
-}
-
-void ch13::Top2Data::poison() const { sw::poison(out, sizeof(Top2)); }
-
-sw::bench::Verdict ch13::Top2Data::check() const {
-  const Top2 got = sw::read(out);
-  if (check_input && sw::device_digest(x, static_cast<size_t>(n) * sizeof(int32_t)) != digest)
-    return {false, "input changed: the version wrote into x"};
-  if (!same(got, *want)) return {false, "got " + describe(got) + ", want " + describe(*want)};
-  return {};
-}
-
-bool ch13::Top2Data::reseed(uint64_t from) const {
-  if (values) values->generate(from);
-  return values != nullptr;
-}
-
-uint64_t ch13::Top2Data::seed() const { return values ? values->seed : 0; }
-
-int ch13::verify(sw::Report& report, uint64_t seed) {
+void ch13::Top2Problem::verify(const Session& s) {
+  if (large) return check_large(s);
   // Sizes that exercise the unrolled grid-stride loop (more than kUnroll 16-byte
   // loads per thread) and its remainder.
-  const int64_t sizes[] = {2, 3, 31, 32, 33, 1025, 4099, 1000003, (int64_t{1} << 24) + 3};
-  const int64_t max_n = sizes[std::size(sizes) - 1];
+  const std::vector<int64_t> sweep = {
+      2, 3, 31, 32, 33, 1025, 4099, 1000003, (int64_t{1} << 24) + 3};
+  const bool n_given = s.cli.was_given("--n");
+  const std::vector<int64_t> sizes = n_given ? std::vector<int64_t>{n} : sweep;
+  const int64_t max_n = *std::max_element(sizes.begin(), sizes.end());
+  if (n_given) sw::require_fits(s.gpu, "--n", max_n + 1, sizeof(int32_t), workspace_bytes());
+  const uint64_t seed = static_cast<uint64_t>(s.opt.seed);
   sw::DeviceBuffer<int32_t> d_x(max_n + 1);
   sw::DeviceBuffer<Top2> d_out(1);
   std::vector<int32_t> x(max_n + 1);
-  for (int64_t n : sizes) {
+  for (const int64_t n : sizes) {  // shadows the member
     const std::string at = " n=" + std::to_string(n);
     for (const char* p : kPatterns) {
       make_ints(p, x.data(), n, seed);
       CUDA_CHECK(cudaMemcpy(d_x.get(), x.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice));
       const Top2 want = top2_reference(x.data(), n);
-      report.check(same(top2_serial(x.data(), n), want), std::string("cpu-serial ") + p + at);
-      check_steps(report, d_x.get(), n, want, p + at);
+      s.report.check(same(top2_serial(x.data(), n), want), std::string("cpu-serial ") + p + at);
+      check_steps(s, vendor, d_x.get(), n, want, p + at);
     }
     // A start that is not 16-byte aligned: the int4 step must fall back, not misread.
     make_ints("random", x.data(), n + 1, seed + 1);
     CUDA_CHECK(cudaMemcpy(d_x.get(), x.data(), (n + 1) * sizeof(int32_t), cudaMemcpyHostToDevice));
-    check_steps(report, d_x.get() + 1, n, top2_reference(x.data() + 1, n), "misaligned" + at);
+    check_steps(s, vendor, d_x.get() + 1, n, top2_reference(x.data() + 1, n), "misaligned" + at);
   }
 
   // The seed's INT_MIN sentinel must fail these checks: if it passed, the checks
@@ -215,38 +202,30 @@ int ch13::verify(sw::Report& report, uint64_t seed) {
     const Top2 got = sw::read(d_out.get()), want = top2_reference(x.data(), n);
     const std::string what =
         std::string("the checks catch the INT_MIN sentinel: ") + p + " n=" + std::to_string(n);
-    report.check(!same(got, want), what,
-                 "sentinel gives " + describe(got) + ", want " + describe(want));
+    s.report.check(!same(got, want), what,
+                   "sentinel gives " + describe(got) + ", want " + describe(want));
   }
-  return report.exit_code();
 }
 
-// More than 2^31 elements: indices beyond int32 must come out right.
-int ch13::verify_large(sw::Report& report, const sw::Gpu& gpu, uint64_t seed) {
-  const int64_t n = kLargeN;
-  sw::require_fits(gpu, "--large", n, sizeof(int32_t), workspace_bytes());
-  sw::DeviceBuffer<int32_t> d_x(n);
-  const std::string at = " n=" + std::to_string(n);
-
-  // Random int32 with INT_MAX planted beyond 2^31 (earlier INT_MAX may occur by
-  // chance; the reference decides).
-  const int64_t planted[] = {(int64_t{1} << 31) + 7, n - 1};
-  const int32_t big = INT_MAX;
-  sw::fill_ints(d_x.get(), n, seed);
-  for (int64_t i : planted)
-    CUDA_CHECK(cudaMemcpy(d_x.get() + i, &big, sizeof big, cudaMemcpyHostToDevice));
-  {
-    std::unique_ptr<int32_t[]> h(new int32_t[n]);
-    sw::host_fill_ints(h.get(), n, seed);
-    for (int64_t i : planted) h[i] = big;
-    check_steps(report, d_x.get(), n, top2_reference(h.get(), n), "random-planted" + at);
+// More than 2^31 elements: indices beyond int32 must come out right. --n does not apply.
+void ch13::Top2Problem::check_large(const Session& s) const {
+  if (s.cli.was_given("--n")) {
+    std::fprintf(stderr, "%s: error: --n does not apply with --large (it checks %lld elements)\n",
+                 s.program.name, static_cast<long long>(kLargeN));
+    std::exit(sw::kExitBadInput);
   }
-  // A ramp: the answer is the last two elements, both beyond 2^31.
-  fill_ramp<<<1024, 256>>>(d_x.get(), n);
-  CHECK_LAUNCH();
-  const int64_t off = int64_t{1} << 31;
-  const Top2 want{static_cast<int32_t>(n - 1 - off), static_cast<int32_t>(n - 2 - off), n - 1,
-                  n - 2};
-  check_steps(report, d_x.get(), n, want, "ascending" + at);
-  return report.exit_code();
+  const int64_t n = kLargeN;
+  sw::require_fits(s.gpu, "--large", n, sizeof(int32_t), workspace_bytes());
+  sw::DeviceBuffer<int32_t> d_x(n);
+  Buffers b;
+  for (const char* p : {"random-planted", "ascending"}) {
+    const Top2 want = large_input(p, d_x.get(), n, static_cast<uint64_t>(s.opt.seed));
+    const uint64_t digest = sw::device_digest(d_x.get(), static_cast<size_t>(n) * sizeof(int32_t));
+    const Top2Data data{b.out.get(), &want, d_x.get(), n, /*check_input=*/true, digest};
+    for (const Step& st : rows(s, vendor)) {
+      const sw::bench::Verdict v =
+          sw::bench::check_once(data, st.launch, d_x.get(), n, std::ref(b));
+      s.report.check(v.ok, st.name + (" " + std::string(p) + " n=" + std::to_string(n)), v.detail);
+    }
+  }
 }

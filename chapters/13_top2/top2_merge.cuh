@@ -1,12 +1,12 @@
 // Chapter 13: the top-2 of a multiset. The empty top-2, the ranking of two elements, the
 // merge of two top-2s and the insert of one element, on the host and the device: the CPU
-// baseline, every step and CUB's operator (top2_cub.cuh) use the same ones.
-// Included by 13_top2.cu.
+// baseline (top2_problem.cu), every step (13_top2.cu) and CUB's operator (top2_cub.cu)
+// use the same ones: inline functions only, included at the top of each.
 #pragma once
 
 #include <cstdint>
 
-#include "top2_checks.h"
+#include "top2_problem.h"
 
 namespace ch13 {
 
