@@ -30,8 +30,6 @@ using ch13::Top2;
 namespace {
 
 constexpr int kSentinelBlock = 256;
-// More than 2^31 elements, not a multiple of the vector width.
-constexpr int64_t kLargeN = (int64_t{1} << 31) + (int64_t{1} << 20) + 3;
 
 // --- test inputs ----------------------------------------------------------------------------
 
@@ -207,13 +205,8 @@ void ch13::Top2Problem::verify(const Session& s) {
   }
 }
 
-// More than 2^31 elements: indices beyond int32 must come out right. --n does not apply.
+// More than 2^31 elements: indices beyond int32 must come out right.
 void ch13::Top2Problem::check_large(const Session& s) const {
-  if (s.cli.was_given("--n")) {
-    std::fprintf(stderr, "%s: error: --n does not apply with --large (it checks %lld elements)\n",
-                 s.program.name, static_cast<long long>(kLargeN));
-    std::exit(sw::kExitBadInput);
-  }
   const int64_t n = kLargeN;
   sw::require_fits(s.gpu, "--large", n, sizeof(int32_t), workspace_bytes());
   sw::DeviceBuffer<int32_t> d_x(n);

@@ -79,6 +79,9 @@ using Step = sw::bench::Step<int64_t (*)(const int32_t* x, int64_t n, Buffers& b
 // The vendor row (top2_cub.cu): cub::DeviceReduce::Reduce with the steps' merge.
 int64_t launch_cub(const int32_t* x, int64_t n, Buffers& b);
 
+// --large's size: past 2^31, not a multiple of any block or vector width.
+constexpr int64_t kLargeN = (int64_t{1} << 31) + (int64_t{1} << 20) + 3;
+
 struct Top2Problem {
   using Step = ch13::Step;
   static constexpr const char* kName = "top2";
@@ -86,6 +89,12 @@ struct Top2Problem {
   int64_t n = int64_t{1} << 28;  // 1 GiB of int32, far beyond L2
   bool large = false;
   void add_options(sw::Cli& cli, const sw::bench::Program<Step>&);
+  // --n does not apply with --large (exit 2, before the GPU starts).
+  void validate(const sw::Cli& cli, const sw::CommonOptions&) const {
+    if (large && cli.was_given("--n"))
+      cli.reject("--n does not apply with --large (it checks " + std::to_string(kLargeN) +
+                 " elements)");
+  }
   // 9 sizes (or --n) x 11 input patterns, a misaligned start, and the seed's INT_MIN
   // sentinel (which must fail); with --large, check_large.
   void verify(const sw::bench::Session<Step>& s);
