@@ -1,4 +1,4 @@
-// Chapter 17's tile, included by the steps' headers and the checks: the predicate
+// Chapter 17's tile, included by 17_stream_compaction.cu and its problem: the predicate
 // (KeepBelow), the compaction of one tile (each kept element's place from warp
 // votes, given the tile's prefix) and what a step's launcher gets (CompactCall).
 #pragma once
