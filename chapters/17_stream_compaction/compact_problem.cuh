@@ -31,7 +31,7 @@ struct CompactData {
   sw::DeviceBuffer<uint32_t> in, out;  // out: n + 1 elements; out[n] is never written
   sw::DeviceBuffer<Count> count, scratch, state;
 
-  CompactData(int64_t size, uint64_t s) : n(size), seed(s) {
+  CompactData(int64_t n, uint64_t s) : n(n), seed(s) {
     in.allocate(n);
     out.allocate(n + 1);
     count.allocate(1);

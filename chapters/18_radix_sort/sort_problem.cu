@@ -37,8 +37,8 @@ __global__ void fill_keys(uint32_t* keys, uint32_t* values, int64_t n, Keys patt
 
 }  // namespace
 
-SortData::SortData(int64_t size, bool with_values, Keys k, uint64_t s)
-    : n(size), pairs(with_values), pattern(k), seed(s) {
+SortData::SortData(int64_t n, bool with_values, Keys k, uint64_t s)
+    : n(n), pairs(with_values), pattern(k), seed(s) {
   keys_in.allocate(n);
   keys_out.allocate(n);
   keys_tmp.allocate(n);

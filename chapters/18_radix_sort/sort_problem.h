@@ -96,7 +96,7 @@ struct SortData {
   sw::DeviceBuffer<uint32_t> keys_in, values_in, keys_out, values_out, keys_tmp, values_tmp;
   sw::DeviceBuffer<Count> scratch, digits, state;
 
-  SortData(int64_t size, bool with_values, Keys k, uint64_t s);
+  SortData(int64_t n, bool with_values, Keys k, uint64_t s);
   SortCall call(sw::scan::Tile t, cudaStream_t stream = nullptr) const;
   void reseed(uint64_t s) const;  // new keys (and values) from another seed
   void poison() const;            // and tickets = 0

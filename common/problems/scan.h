@@ -353,7 +353,7 @@ struct ScanData {
   DeviceBuffer<T> in, out, partials;
   DeviceBuffer<unsigned long long> state;
 
-  ScanData(int64_t size, uint64_t s) : n(size), seed(s) {
+  ScanData(int64_t n, uint64_t s) : n(n), seed(s) {
     in.allocate(n);
     out.allocate(n);
     partials.allocate(ceil_div(n, 32) + 64);
