@@ -33,18 +33,45 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/bench/program.h"
+#include "common/check.h"
 #include "common/parallel.h"
-#include "common/scan_harness.h"
-#include "scan_lookback.cuh"    // the shared scan: warp scans, tiles, the look-back
+#include "common/problems/scan.h"
+#include "scan_lookback.cuh"    // the shared scan: warp scans, tiles, the look-back (step 8)
 #include "scan_multi_pass.cuh"  // steps 1 to 5: block scans and tile sums, then offsets
-#include "scan_one_pass.cuh"    // steps 6 to 8: one pass, a prefix from the predecessors
 
 namespace {
 
 namespace sc = sw::scan;
+using ch16::Count;
 using ch16::Lookback;
 
 constexpr int kScalarRows = 8;  // chained and decoupled-lookback: 8 elements a thread
+
+// --- steps 6 and 7: one pass, tiles by ticket, a prefix from the predecessors ------------------
+
+// chained and decoupled-lookback: one pass, a 4-byte load per lane and row; kMode says
+// how the tile gets its prefix (lookback_prefix, scan_lookback.cuh). Step 8, lookback-vec,
+// is the header's scan_lookback (16-byte loads) and its launcher launch_scan_lookback,
+// which the step table names directly: chapters 17 and 18 launch that kernel too.
+template <class T, int kRows, Lookback kMode>
+__global__ void __launch_bounds__(ch16::kMaxLookbackBlock)
+    scan_one_pass(const T* __restrict__ in, T* __restrict__ out, int64_t n, bool inclusive,
+                  Count* state) {
+  ch16::single_pass<T, 1, kRows, kMode>(in, out, n, inclusive, state);
+}
+// Zeroes the ticket and status words, launches the kernel compiled for c.rows over the
+// tiles of n; the tiles are the tickets it must draw.
+template <class T, Lookback kMode>
+void launch_one_pass(const sc::ScanCall<T>& c) {
+  const unsigned tiles = ch16::tile_count(c.n, c.block, c.rows, 1);
+  ch16::clear_state(c.state, tiles, c.stream);
+  const auto kernel = ch16::ScanRows::pick(
+      c.rows, [](auto r) { return scan_one_pass<T, decltype(r)::value, kMode>; });
+  kernel<<<tiles, c.block, 0, c.stream>>>(c.in, c.out, c.n, c.inclusive, c.state);
+  CHECK_LAUNCH();
+  *c.tickets = tiles;
+}
 
 // --- error bounds: the most float additions an element passes through ------------------------
 
@@ -122,52 +149,66 @@ void cpu_scan_all_cores(const T* in, T* out, int64_t n, bool inclusive) {
       1);
 }
 
-// The step table: each step's launchers (u32, f32), instantiated here. A timed run
+// The step table: each step's launchers (u32, f32), instantiated here. bench::measure
 // calls its type's launcher, which holds the step's <<<>>>s.
 const std::vector<sc::Step> kSteps = {
     {"hillis-steele",
-     launch_scan_then_propagate<uint32_t, scan_hillis_steele<uint32_t>, kClassicTile>,
-     launch_scan_then_propagate<float, scan_hillis_steele<float>, kClassicTile>,
-     depth_hillis_steele},
+     {launch_scan_then_propagate<uint32_t, scan_hillis_steele<uint32_t>, kClassicTile>,
+      launch_scan_then_propagate<float, scan_hillis_steele<float>, kClassicTile>},
+     {depth_hillis_steele}},
     {"blelloch",
-     launch_scan_then_propagate<uint32_t, scan_blelloch<uint32_t, false>, kClassicTile / 2>,
-     launch_scan_then_propagate<float, scan_blelloch<float, false>, kClassicTile / 2>,
-     depth_blelloch},
+     {launch_scan_then_propagate<uint32_t, scan_blelloch<uint32_t, false>, kClassicTile / 2>,
+      launch_scan_then_propagate<float, scan_blelloch<float, false>, kClassicTile / 2>},
+     {depth_blelloch}},
     {"blelloch-padded",
-     launch_scan_then_propagate<uint32_t, scan_blelloch<uint32_t, true>, kClassicTile / 2>,
-     launch_scan_then_propagate<float, scan_blelloch<float, true>, kClassicTile / 2>,
-     depth_blelloch},
+     {launch_scan_then_propagate<uint32_t, scan_blelloch<uint32_t, true>, kClassicTile / 2>,
+      launch_scan_then_propagate<float, scan_blelloch<float, true>, kClassicTile / 2>},
+     {depth_blelloch}},
     {"warp-shuffle",
-     launch_scan_then_propagate<uint32_t, scan_warp_shuffle<uint32_t>, kClassicTile>,
-     launch_scan_then_propagate<float, scan_warp_shuffle<float>, kClassicTile>, depth_warp_shuffle},
-    {"reduce-then-scan", launch_reduce_then_scan<uint32_t>, launch_reduce_then_scan<float>,
-     depth_reduce_then_scan, sc::kGoal},
-    {"chained", launch_one_pass<uint32_t, Lookback::kChained>,
-     launch_one_pass<float, Lookback::kChained>, depth_chained, sc::kTile | sc::kSlow, kScalarRows},
-    {"decoupled-lookback", launch_one_pass<uint32_t, Lookback::kDecoupled>,
-     launch_one_pass<float, Lookback::kDecoupled>, depth_decoupled, sc::kTile | sc::kGoal,
-     kScalarRows},
-    {"lookback-vec", ch16::launch_scan_lookback<uint32_t>, ch16::launch_scan_lookback<float>,
-     depth_lookback_vec, sc::kTile | sc::kVecTile | sc::kTuned | sc::kGoal, ch16::kDefaultRows},
+     {launch_scan_then_propagate<uint32_t, scan_warp_shuffle<uint32_t>, kClassicTile>,
+      launch_scan_then_propagate<float, scan_warp_shuffle<float>, kClassicTile>},
+     {depth_warp_shuffle}},
+    {"reduce-then-scan",
+     {launch_reduce_then_scan<uint32_t>, launch_reduce_then_scan<float>},
+     {depth_reduce_then_scan},
+     "step",
+     sc::kGoal},
+    {"chained",
+     {launch_one_pass<uint32_t, Lookback::kChained>, launch_one_pass<float, Lookback::kChained>},
+     {depth_chained, kScalarRows},
+     "step",
+     sc::kTile | sc::kSlow},
+    {"decoupled-lookback",
+     {launch_one_pass<uint32_t, Lookback::kDecoupled>,
+      launch_one_pass<float, Lookback::kDecoupled>},
+     {depth_decoupled, kScalarRows},
+     "step",
+     sc::kTile | sc::kGoal},
+    {"lookback-vec",
+     {ch16::launch_scan_lookback<uint32_t>, ch16::launch_scan_lookback<float>},
+     {depth_lookback_vec, ch16::kDefaultRows},
+     "step",
+     sc::kTile | sc::kVecTile | sc::kTuned | sc::kGoal},
 };
+
+// The tiles: the rows the kernels are compiled for, the blocks they take, and the sweep's.
+const sc::TileChoices kTiles = {ch16::ScanRows::list(),
+                                {std::begin(ch16::kBlockChoices), std::end(ch16::kBlockChoices)},
+                                ch16::kDefaultBlock,
+                                {2, 4, 8},
+                                {128, 256, 512}};
 
 }  // namespace
 
 void check_status_protocol(sw::Report& report);  // status_check.cu
 
 int main(int argc, char** argv) {
-  sc::ScanChapter ch{
+  const sw::bench::Program<sc::Step> program{
       "16_scan", "Prefix sums of u32 and f32: from Hillis-Steele to a single pass with look-back.",
       "16", kSteps};
-  ch.cpu_1core_u32 = cpu_scan_1core<uint32_t>;
-  ch.cpu_all_u32 = cpu_scan_all_cores<uint32_t>;
-  ch.cpu_1core_f32 = cpu_scan_1core<float>;
-  ch.cpu_all_f32 = cpu_scan_all_cores<float>;
-  ch.tiles = {ch16::ScanRows::list(),
-              {std::begin(ch16::kBlockChoices), std::end(ch16::kBlockChoices)},
-              ch16::kDefaultBlock,
-              {2, 4, 8},
-              {128, 256, 512}};
-  ch.extra_checks = check_status_protocol;
-  return sc::run_scan_chapter(argc, argv, ch);
+  return sw::bench::run(argc, argv, program,
+                        sc::ScanProblem{kTiles,
+                                        {cpu_scan_1core<uint32_t>, cpu_scan_all_cores<uint32_t>},
+                                        {cpu_scan_1core<float>, cpu_scan_all_cores<float>},
+                                        check_status_protocol});
 }

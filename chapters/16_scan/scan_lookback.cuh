@@ -25,7 +25,7 @@
 #include "scan_launch.cuh"
 #include "scan_tile_io.cuh"
 
-// What a scan launcher gets (common/scan_harness.h, included by every file that
+// What a scan launcher gets (common/problems/scan.h, included by every file that
 // launches a scan; status_check.cu, which only publishes and reads, does without it).
 namespace sw::scan {
 template <class T>
@@ -290,18 +290,18 @@ __global__ void __launch_bounds__(kMaxLookbackBlock)
 }
 
 // Its launcher: chapter 16's step lookback-vec (the kernel compiled for c.rows). Zeroes the
-// ticket and the status words; returns the tiles: the tickets the kernel must draw.
+// ticket and the status words; the tiles are the tickets the kernel must draw.
 // Chapters 17 and 18 launch scan_lookback themselves, in the default tile, beside their
 // own kernels.
 template <class T>
-int64_t launch_scan_lookback(const sw::scan::ScanCall<T>& c) {
+void launch_scan_lookback(const sw::scan::ScanCall<T>& c) {
   const unsigned tiles = tile_count(c.n, c.block, c.rows, kVec16<T>);
   clear_state(c.state, tiles, c.stream);
   const auto kernel =
       ScanRows::pick(c.rows, [](auto r) { return scan_lookback<T, decltype(r)::value>; });
   kernel<<<tiles, c.block, 0, c.stream>>>(c.in, c.out, c.n, c.inclusive, c.state);
   CHECK_LAUNCH();
-  return tiles;
+  *c.tickets = tiles;
 }
 
 }  // namespace ch16

@@ -2,7 +2,8 @@
 // (Hillis-Steele, Blelloch, Blelloch padded, warp shuffles), scan the block sums and add
 // each block's offset; step 5 sums each tile, scans the sums in one block, and scans each
 // tile again from its offset. Steps 1 to 4 share one launcher template (under their
-// kernels), step 5 has its own under its kernels; each launches all its kernels itself.
+// kernels), step 5 has its own under its kernels; each launches all its kernels itself
+// (their kernels number blocks by blockIdx.x: they draw no tickets).
 #pragma once
 
 #include <algorithm>
@@ -10,7 +11,7 @@
 
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
-#include "common/scan_harness.h"
+#include "common/problems/scan.h"
 #include "scan_lookback.cuh"
 
 namespace {
@@ -118,7 +119,7 @@ constexpr int kMaxLevels = 8;  // levels of 1024-element blocks: 7 cover any int
 // level above scans the sums below it (exclusive) into offsets, until one block holds
 // them all; then, from the top down, add_offsets adds each block's offset to its 1024.
 template <class T, BlockScan<T> kScan, int kThreads>
-int64_t launch_scan_then_propagate(const sc::ScanCall<T>& c) {
+void launch_scan_then_propagate(const sc::ScanCall<T>& c) {
   struct Level {
     T* out;
     int64_t n;
@@ -142,7 +143,6 @@ int64_t launch_scan_then_propagate(const sc::ScanCall<T>& c) {
                                                                       level[l + 1].out);
     CHECK_LAUNCH();
   }
-  return 0;
 }
 
 // --- step 5: reduce, scan the tile sums, scan each tile from its offset -----------------------
@@ -191,7 +191,7 @@ __global__ void __launch_bounds__(ch16::kMaxLookbackBlock)
 // Its tile is fixed (16 elements a thread, 256 threads): --tile-rows and --block tune
 // the single-pass steps.
 template <class T>
-int64_t launch_reduce_then_scan(const sc::ScanCall<T>& c) {
+void launch_reduce_then_scan(const sc::ScanCall<T>& c) {
   constexpr int kRows = ch16::kDefaultRows, kBlock = ch16::kDefaultBlock;
   const unsigned tiles = ch16::tile_count(c.n, kBlock, kRows, ch16::kVec16<T>);
   T* sums = c.partials;
@@ -203,7 +203,6 @@ int64_t launch_reduce_then_scan(const sc::ScanCall<T>& c) {
   scan_from_offsets<T, kRows>
       <<<tiles, kBlock, 0, c.stream>>>(c.in, c.out, c.n, c.inclusive, offsets);
   CHECK_LAUNCH();
-  return 0;
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Chapter 17's tile, included by the steps' headers and the checks: the predicate
+// Chapter 17's tile, included by 17_stream_compaction.cu and its problem: the predicate
 // (KeepBelow), the compaction of one tile (each kept element's place from warp
 // votes, given the tile's prefix) and what a step's launcher gets (CompactCall).
 #pragma once
@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "chapters/16_scan/scan_lookback.cuh"  // chapter 16's tile, ticket and look-back
-#include "common/scan_harness.h"
+#include "common/problems/scan.h"
 
 namespace {
 
@@ -75,8 +75,9 @@ struct CompactCall {
   int64_t n;
   KeepBelow keep;
   sc::Tile tile;
-  Count* scratch;  // ceil(n / 64) + 64 words: tile counts and offsets
-  Count* state;    // ceil(n / 128) + 1 words: the ticket and the status words
+  Count* scratch;    // ceil(n / 64) + 64 words: tile counts and offsets
+  Count* state;      // ceil(n / 128) + 1 words: the ticket and the status words
+  int64_t* tickets;  // the launcher writes the tickets its kernels must draw
   cudaStream_t stream;
 };
 

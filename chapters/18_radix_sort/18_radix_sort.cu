@@ -18,40 +18,31 @@
 //                 the tile reordered by digit in shared memory, then written out in
 //                 runs. The default run sweeps its tile.
 //                cub::DeviceRadixSort in the same run; GKey/s (extra gkeys_s) next to
-//                the GB/s of one read and one write of every key (and value).
+//                the GB/s of one read and one write of every key (and value). The
+//                inputs, the reference, the checks and the rows: sort_problem.cu.
 // Bottleneck:    DRAM: four passes read and write every key (and value).
 // Steps:         three-kernel, onesweep
 // Run:           build/chapters/18_radix_sort [--n 2^28] [--sort keys|pairs] [--variant onesweep]
 //                [--tile-rows 16 --block 256] [--verify-only [--large]] [--json]
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "chapters/16_scan/scan_lookback.cuh"  // chapter 16's scan, ticket and status words
-#include "common/parallel.h"
-#include "common/scan_harness.h"
-#include "common/timing.h"
-#include "sort_checks.h"
+#include "common/bench/program.h"
+#include "common/check.h"
+#include "common/cuda_utils.cuh"
+#include "sort_problem.h"
+#include "sort_tile.cuh"  // the tile in memory: its shapes, which key a lane holds, its loads
 
 namespace {
 
-namespace sc = sw::scan;
 using ch18::Count;
+using ch18::kDigitBits;
 using ch18::kDigits;
 using ch18::kPasses;
-
-using SortRows = ch16::Choices<8, 16, 24>;             // keys per thread (--tile-rows)
-const std::vector<int> kSortBlocks = {256, 384, 512};  // --block: at least one thread per digit
-constexpr int kMaxSortBlock = 512;
-constexpr int kMaxSortWarps = kMaxSortBlock / sw::kWarp;
-constexpr int kDefaultRows = 16, kDefaultBlock = 256;
-constexpr int kDigitBits = 8;
-
-__device__ __forceinline__ unsigned digit_of(uint32_t key, int shift) {
-  return (key >> shift) & (kDigits - 1);
-}
+using ch18::PassBuffers;
 
 // --- ranking a tile: the heart of a stable scatter ---------------------------------------
 
@@ -78,28 +69,6 @@ __device__ __forceinline__ unsigned rank_in_warp(unsigned digit, unsigned* count
   __syncwarp();
   return base + below;
   // lab digit-scatter: end
-}
-
-// A tile: block x kRows keys; row r of warp w holds keys [(w * kRows + r) * 32, +32)
-// of the tile, one a lane (coalesced 4-byte loads, in the keys' order). Keys past n
-// read as 0xFFFFFFFF: digit 255, ranked after every real key of the tile.
-template <int kRows>
-__device__ __forceinline__ int64_t key_index(int64_t tile, int r) {
-  const int warp = threadIdx.x / sw::kWarp, lane = threadIdx.x % sw::kWarp;
-  return tile * blockDim.x * kRows + (int64_t{warp} * kRows + r) * sw::kWarp + lane;
-}
-
-template <int kRows, bool kPairs>
-__device__ __forceinline__ void load_tile(const uint32_t* __restrict__ keys,
-                                          const uint32_t* __restrict__ values, int64_t n,
-                                          int64_t tile, uint32_t (&key)[kRows],
-                                          uint32_t (&value)[kRows]) {
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    const int64_t i = key_index<kRows>(tile, r);
-    key[r] = i < n ? keys[i] : 0xFFFFFFFFu;
-    if (kPairs) value[r] = i < n ? values[i] : 0u;
-  }
 }
 
 // Ranks every key of the tile among the tile's keys of its digit, in index order.
@@ -131,122 +100,208 @@ __device__ __forceinline__ unsigned rank_tile(const uint32_t (&key)[kRows], int6
   return total;
 }
 
-// --- what both steps share ----------------------------------------------------------------
+// --- step 1: per digit, a histogram per tile, a scan, a scatter -------------------------------
 
-// Pass p reads keys_in (p = 0), tmp (odd p) or out, and writes tmp (even p) or out:
-// after four passes the sorted keys are in out.
-struct PassBuffers {
-  const uint32_t *keys_in, *values_in;
-  uint32_t *keys_out, *values_out;
-};
-PassBuffers pass_buffers(const ch18::SortCall& c, int p) {
-  const uint32_t* ki = p == 0 ? c.keys_in : p % 2 ? c.keys_tmp : c.keys_out;
-  const uint32_t* vi = p == 0 ? c.values_in : p % 2 ? c.values_tmp : c.values_out;
-  return {ki, vi, p % 2 ? c.keys_out : c.keys_tmp, p % 2 ? c.values_out : c.values_tmp};
+template <int kRows>
+__global__ void __launch_bounds__(kMaxSortBlock)
+    histogram_tiles(const uint32_t* __restrict__ keys, int64_t n, int shift, Count* counts,
+                    int64_t tiles) {
+  __shared__ unsigned h[kDigits];
+  for (int d = threadIdx.x; d < kDigits; d += blockDim.x) h[d] = 0;
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int64_t i = key_index<kRows>(blockIdx.x, r);
+    if (i < n) atomicAdd(&h[digit_of(keys[i], shift)], 1u);
+  }
+  __syncthreads();
+  for (int d = threadIdx.x; d < kDigits; d += blockDim.x) counts[d * tiles + blockIdx.x] = h[d];
 }
 
-}  // namespace
+template <int kRows, bool kPairs>
+__global__ void __launch_bounds__(kMaxSortBlock)
+    scatter_tiles(const uint32_t* __restrict__ keys_in, const uint32_t* __restrict__ values_in,
+                  uint32_t* keys_out, uint32_t* values_out, int64_t n, int shift,
+                  const Count* __restrict__ offsets, int64_t tiles) {
+  __shared__ Count base[kDigits];
+  uint32_t key[kRows], value[kRows];
+  unsigned rank[kRows];
+  load_tile<kRows, kPairs>(keys_in, values_in, n, blockIdx.x, key, value);
+  if (threadIdx.x < kDigits) base[threadIdx.x] = offsets[threadIdx.x * tiles + blockIdx.x];
+  rank_tile<kRows>(key, n, blockIdx.x, shift, rank);  // its barriers publish base too
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    if (key_index<kRows>(blockIdx.x, r) >= n) continue;
+    const Count at = base[digit_of(key[r], shift)] + rank[r];
+    keys_out[at] = key[r];
+    if (kPairs) values_out[at] = value[r];
+  }
+}
 
-// The steps, built on the tile ranking above (each header uses it and the constants).
-// Step 1: per digit a histogram per tile, a scan, a scatter.
-#include "sort_three_kernel.cuh"
-// Step 2: one histogram pass, then one pass per digit with the look-back.
-#include "sort_onesweep.cuh"
+// Per digit: the histogram, chapter 16's scan of the counts and the scatter; the
+// tickets are those of the last digit's scan.
+void launch_three_kernel(const ch18::SortCall& c) {
+  const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
+  Count* counts = c.scratch;
+  Count* offsets =
+      c.scratch + sw::ceil_div(kDigits * tiles, 2) * 2;  // 16-byte aligned for the scan
+  const auto histogram =
+      SortRows::pick(c.tile.rows, [](auto r) { return histogram_tiles<decltype(r)::value>; });
+  const auto scatter = SortRows::pick(c.tile.rows, [&](auto r) {
+    return c.values_in ? scatter_tiles<decltype(r)::value, true>
+                       : scatter_tiles<decltype(r)::value, false>;
+  });
+  int64_t tickets = 0;
+  for (int p = 0; p < kPasses; ++p) {
+    const PassBuffers b = ch18::pass_buffers(c, p);
+    histogram<<<tiles, c.tile.block, 0, c.stream>>>(b.keys_in, c.n, p * kDigitBits, counts, tiles);
+    CHECK_LAUNCH();
+    // chapter 16's single-pass scan of the counts, digit-major, in its default tile
+    tickets = ch16::tile_count(kDigits * tiles, ch16::kDefaultBlock, ch16::kDefaultRows,
+                               ch16::kVec16<Count>);
+    ch16::clear_state(c.state, tickets, c.stream);
+    ch16::scan_lookback<Count, ch16::kDefaultRows><<<tickets, ch16::kDefaultBlock, 0, c.stream>>>(
+        counts, offsets, kDigits * tiles, false, c.state);
+    CHECK_LAUNCH();
+    scatter<<<tiles, c.tile.block, 0, c.stream>>>(b.keys_in, b.values_in, b.keys_out, b.values_out,
+                                                  c.n, p * kDigitBits, offsets, tiles);
+    CHECK_LAUNCH();
+  }
+  *c.tickets = tickets;
+}
 
-namespace {
+// --- step 2: one histogram pass, then one pass per digit with the look-back -------------------
 
+constexpr int kHistogramBlock = 256, kHistogramBlocksPerSm = 4;
+
+// Every digit of every key, counted in shared memory, added to counts[pass][digit].
+__global__ void __launch_bounds__(kHistogramBlock)
+    histogram_all(const uint32_t* __restrict__ keys, int64_t n, Count* counts) {
+  __shared__ unsigned h[kPasses][kDigits];
+  for (int d = threadIdx.x; d < kPasses * kDigits; d += kHistogramBlock)
+    h[d / kDigits][d % kDigits] = 0;
+  __syncthreads();
+  const int64_t stride = int64_t{gridDim.x} * kHistogramBlock;
+  for (int64_t i = int64_t{blockIdx.x} * kHistogramBlock + threadIdx.x; i < n; i += stride) {
+    const uint32_t key = keys[i];
+#pragma unroll
+    for (int p = 0; p < kPasses; ++p) atomicAdd(&h[p][digit_of(key, p * kDigitBits)], 1u);
+  }
+  __syncthreads();
+  for (int d = threadIdx.x; d < kPasses * kDigits; d += kHistogramBlock)
+    if (h[d / kDigits][d % kDigits]) atomicAdd(&counts[d], Count{h[d / kDigits][d % kDigits]});
+}
+
+// Block p: where each digit's keys start in pass p's output (an exclusive scan).
+__global__ void __launch_bounds__(kDigits) digit_bases(const Count* counts, Count* bases) {
+  Count total;
+  bases[blockIdx.x * kDigits + threadIdx.x] =
+      ch16::block_exclusive_scan(counts[blockIdx.x * kDigits + threadIdx.x], &total);
+}
+
+// Thread d's look-back: the keys of digit d in the tiles before this one (their
+// aggregates back to the nearest inclusive count), on chapter 16's status words,
+// one word per tile and digit. Publishes the inclusive count; returns the prefix.
+__device__ __forceinline__ Count digit_lookback(Count* status, int64_t tile, unsigned digit,
+                                                unsigned count) {
+  Count before = 0;
+  for (int64_t t = tile - 1; t >= 0; --t) {
+    ch16::TileStatus s;
+    do {
+      s = ch16::read_status(status + t * kDigits + digit);
+    } while (s.flag == ch16::kInvalid);
+    before += s.bits;
+    if (s.flag == ch16::kInclusive) break;
+  }
+  ch16::publish(status + tile * kDigits + digit, ch16::kInclusive, before + count);
+  return before;
+}
+
+template <int kRows, bool kPairs>
+__global__ void __launch_bounds__(kMaxSortBlock)
+    onesweep_pass(const uint32_t* __restrict__ keys_in, const uint32_t* __restrict__ values_in,
+                  uint32_t* keys_out, uint32_t* values_out, int64_t n, int shift,
+                  const Count* __restrict__ bases, Count* state) {
+  extern __shared__ uint32_t sorted[];  // the tile by digit: keys, then (pairs) values
+  __shared__ unsigned start[kDigits];   // where each digit begins in `sorted`
+  __shared__ Count global[kDigits];     // where each digit's keys of this tile go in keys_out
+  const int64_t tile = ch16::draw_tile(state);
+  Count* status = state + 1;
+  uint32_t key[kRows], value[kRows];
+  unsigned rank[kRows];
+  load_tile<kRows, kPairs>(keys_in, values_in, n, tile, key, value);
+  const unsigned count = rank_tile<kRows>(key, n, tile, shift, rank);
+  const unsigned d = threadIdx.x;
+  if (d < kDigits)
+    ch16::publish(status + tile * kDigits + d, tile ? ch16::kAggregate : ch16::kInclusive, count);
+  unsigned valid;
+  const unsigned mine = ch16::block_exclusive_scan(d < kDigits ? count : 0u, &valid);
+  if (d < kDigits) start[d] = mine;
+  __syncthreads();
+  const int tile_keys = blockDim.x * kRows;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {  // reorder by digit, in shared memory
+    const unsigned at = start[digit_of(key[r], shift)] + rank[r];
+    sorted[at] = key[r];
+    if (kPairs) sorted[tile_keys + at] = value[r];
+  }
+  if (d < kDigits) global[d] = bases[d] + (tile ? digit_lookback(status, tile, d, count) : 0);
+  __syncthreads();
+  for (unsigned i = threadIdx.x; i < valid; i += blockDim.x) {  // runs of one digit: coalesced
+    const unsigned dig = digit_of(sorted[i], shift);
+    const Count at = global[dig] + (i - start[dig]);
+    keys_out[at] = sorted[i];
+    if (kPairs) values_out[at] = sorted[tile_keys + i];
+  }
+}
+
+// The histogram pass, the digit bases, then per digit the status words cleared and the
+// pass compiled for the tile's rows (and for pairs or keys) launched; its sorted tile
+// needs dynamic shared memory above the default 48 KB, allowed here, outside the loop.
+// The tiles of a pass are the tickets it must draw.
+void launch_onesweep(const ch18::SortCall& c) {
+  const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
+  Count* counts = c.digits;
+  Count* bases = c.digits + kPasses * kDigits;
+  CUDA_CHECK(cudaMemsetAsync(counts, 0, sizeof(Count) * kPasses * kDigits, c.stream));
+  const int64_t grid =
+      std::min<int64_t>(sw::ceil_div(c.n, kHistogramBlock), sw::sm_count() * kHistogramBlocksPerSm);
+  histogram_all<<<grid, kHistogramBlock, 0, c.stream>>>(c.keys_in, c.n, counts);
+  CHECK_LAUNCH();
+  digit_bases<<<kPasses, kDigits, 0, c.stream>>>(counts, bases);
+  CHECK_LAUNCH();
+  const bool pairs = c.values_in != nullptr;
+  const auto pass = SortRows::pick(c.tile.rows, [&](auto r) {
+    return pairs ? onesweep_pass<decltype(r)::value, true>
+                 : onesweep_pass<decltype(r)::value, false>;
+  });
+  const size_t sorted_bytes = sizeof(uint32_t) * c.tile.block * c.tile.rows * (pairs ? 2 : 1);
+  CUDA_CHECK(cudaFuncSetAttribute(pass, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(sorted_bytes)));
+  for (int p = 0; p < kPasses; ++p) {
+    const PassBuffers b = ch18::pass_buffers(c, p);
+    ch16::clear_state(c.state, tiles * kDigits, c.stream);
+    pass<<<tiles, c.tile.block, sorted_bytes, c.stream>>>(b.keys_in, b.values_in, b.keys_out,
+                                                          b.values_out, c.n, p * kDigitBits,
+                                                          bases + p * kDigits, c.state);
+    CHECK_LAUNCH();
+  }
+  *c.tickets = tiles;
+}
+
+// The step table: each step's launcher, which holds its <<<>>>s.
 const std::vector<ch18::Step> kSteps = {{"three-kernel", launch_three_kernel},
                                         {"onesweep", launch_onesweep}};
+// The tiles the kernels take (--tile-rows, --block) and the sweep tries.
+const sw::scan::TileChoices kTiles{
+    SortRows::list(), kSortBlocks, kDefaultBlock, {8, 16, 24}, {256, 384, 512}};
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t n = sc::kDefaultN;
-  std::string variant = "all", rows, block, keys = "both";
-  bool large = false;
-  const sc::TileChoices tiles{
-      SortRows::list(), kSortBlocks, kDefaultBlock, {8, 16, 24}, {256, 384, 512}};
-  sw::Cli cli(
+  const sw::bench::Program<ch18::Step> program{
       "18_radix_sort",
-      "LSD radix sort of u32 keys and key-value pairs: three kernels a digit, then onesweep.");
-  cli.add_int("--n", &n, 1, sw::kMaxElements,
-              "keys to sort (at most 2^32 - 1: a value is its key's u32 index)");
-  cli.add_choice("--sort", &keys, {"both", "keys", "pairs"},
-                 "keys alone, key-value pairs, or both");
-  std::vector<std::string> names;
-  for (const ch18::Step& s : kSteps) names.push_back(s.name);
-  cli.add_variant(&variant, names, "the step(s) to run");
-  sc::add_tile_options(cli, &rows, &block, tiles);
-  cli.add_flag("--large", &large, "with --verify-only: 2^31 + 17 keys (64-bit offsets)");
-  const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
-  if (n > ch18::kMaxKeys) {
-    std::fprintf(
-        stderr,
-        "18_radix_sort: error: --n %lld: a value is its key's u32 index; valid range: 1 to %lld\n",
-        static_cast<long long>(n), static_cast<long long>(ch18::kMaxKeys));
-    return sw::kExitBadInput;
-  }
-  const sw::Gpu gpu = sw::start_gpu(opt);
-  sw::Report report(opt, gpu.copy_gbps, "18", "sort-keys");
-  std::vector<ch18::Step> steps;
-  for (const ch18::Step& s : kSteps)
-    if (variant == "all" || variant == s.name) steps.push_back(s);
-  std::vector<bool> kinds;
-  if (keys != "pairs") kinds.push_back(false);
-  if (keys != "keys") kinds.push_back(true);
-  const sc::Tile own = sc::pick_tile(rows, block, kDefaultRows, tiles);
-
-  if (opt.verify_only) {
-    const bool n_given = cli.was_given("--n");
-    const std::vector<int64_t> sizes = large     ? std::vector<int64_t>{(int64_t{1} << 31) + 17}
-                                       : n_given ? std::vector<int64_t>{n}
-                                                 : sc::verify_sizes();
-    sw::require_fits(gpu, large ? "--large" : "--n", *std::max_element(sizes.begin(), sizes.end()),
-                     ch18::bytes_per_key(keys != "keys"));
-    for (int64_t size : sizes)
-      ch18::verify(report, steps, size,
-                   large ? std::vector<ch18::Keys>{ch18::Keys::kRandom} : ch18::kAllKeys, kinds,
-                   own, opt.seed);
-    return report.exit_code();
-  }
-
-  sw::require_fits(
-      gpu, "--n", n,
-      ch18::bytes_per_key(keys != "keys") + (keys != "keys" ? 8 : 4));  // and CUB's buffers
-  sc::Tile tuned = own;
-  // Random keys, CUB and each step, keys and pairs: at 2^20, 2^22, ... up to --n and at
-  // --n with every step; at --n alone with --variant (what the lab checker times).
-  const int64_t smallest = variant == "all" ? std::min(sc::kLatencyN, n) : n;
-  for (int64_t size = smallest; size <= n; size = size < n ? std::min(size * 4, n) : n + 1) {
-    std::vector<uint64_t> ref;
-    const sw::Timing cpu = sw::time_cpu(
-        0, 1, [&] { ref = ch18::reference_sort(ch18::Keys::kRandom, opt.seed, size); });
-    if (size == n &&
-        keys != "keys") {  // the reference itself, on every core: a bucket split, then std::sort
-      sw::Result r{"cpu-all-cores", size, 16.0 * size, cpu, true, "cpu"};
-      r.problem = "sort-pairs";
-      r.note = ch18::keys_name(ch18::Keys::kRandom);
-      r.extra = {{"threads", static_cast<double>(sw::host_threads())},
-                 {"gkeys_s", size / (cpu.ms_median * 1e6)}};
-      report.add(r);
-    }
-    for (bool pairs : kinds) {
-      const ch18::SortData d(size, pairs, ch18::Keys::kRandom, opt.seed);
-      if (size == n && !pairs && variant == "all" && rows.empty() &&
-          block.empty()) {  // onesweep's tile
-        double best = -1;
-        for (int r : tiles.sweep_rows)
-          for (int b : tiles.sweep_blocks) {
-            sw::Result row = ch18::measure(sc::sweep_options(opt), &kSteps.back(), d, ref, {r, b});
-            row.variant = std::string(kSteps.back().name) + "-sweep";
-            row.role = "sweep";
-            report.add(row);
-            if (row.ok && row.extra["gkeys_s"] > best) best = row.extra["gkeys_s"], tuned = {r, b};
-          }
-      }
-      report.add(ch18::measure(opt, nullptr, d, ref, {}));
-      for (const ch18::Step& s : steps) report.add(ch18::measure(opt, &s, d, ref, tuned));
-    }
-  }
-  return report.exit_code();
+      "LSD radix sort of u32 keys and key-value pairs: three kernels a digit, then onesweep.", "18",
+      kSteps};
+  return sw::bench::run(argc, argv, program, ch18::SortProblem{kTiles, kDefaultRows});
 }

@@ -1,19 +1,25 @@
-// What 18_radix_sort.cu and its checks (sort_checks.cu) share: the inputs, the
-// buffers every sort writes into, the reference and the checks, CUB's sort, one
-// row's measurement and the --verify-only sweep.
+// Chapter 18's problem: what 18_radix_sort.cu and sort_problem.cu share: the inputs,
+// what a launcher gets (SortCall) and the buffers every sort writes into, the
+// reference and the checks, CUB's sort, and SortProblem: the options, the
+// --verify-only checks and the default run's rows (sw::bench::run runs it).
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "common/bench/program.h"
+#include "common/bench/step.h"
 #include "common/data.h"
 #include "common/device.h"
-#include "common/scan_harness.h"
+#include "common/problems/scan.h"
 
 namespace ch18 {
 
 using Count = unsigned long long;
+constexpr int kDigitBits = 8;
 constexpr int kDigits = 256;        // 8-bit digits
 constexpr int kPasses = 4;          // of a 32-bit key
 constexpr int64_t kMinTile = 2048;  // the smallest tile: 256 threads x 8 keys
@@ -59,17 +65,26 @@ struct SortCall {
   uint32_t *keys_out, *values_out, *keys_tmp, *values_tmp;
   int64_t n;
   sw::scan::Tile tile;
-  Count* scratch;  // 2 x 256 x (n / kMinTile + 1) words: the three kernels' counts and offsets
-  Count* digits;   // 2 x 4 x 256 words: onesweep's histograms and digit bases
-  Count* state;    // 256 x (n / kMinTile + 1) + 1 words: a ticket and the status words
+  Count* scratch;    // 2 x 256 x (n / kMinTile + 1) words: the three kernels' counts and offsets
+  Count* digits;     // 2 x 4 x 256 words: onesweep's histograms and digit bases
+  Count* state;      // 256 x (n / kMinTile + 1) + 1 words: a ticket and the status words
+  int64_t* tickets;  // the launcher writes the tickets of its last launch
   cudaStream_t stream;
 };
-using SortLaunch = int64_t (*)(const SortCall&);  // returns the tickets of its last launch
+// The step table's type: each launcher holds its <<<>>>s.
+using Step = sw::bench::Step<void (*)(const SortCall&)>;
 
-struct Step {
-  const char* name;
-  SortLaunch launch;
+// Pass p reads keys_in (p = 0), tmp (odd p) or out, and writes tmp (even p) or out:
+// after four passes the sorted keys are in out.
+struct PassBuffers {
+  const uint32_t *keys_in, *values_in;
+  uint32_t *keys_out, *values_out;
 };
+inline PassBuffers pass_buffers(const SortCall& c, int p) {
+  const uint32_t* ki = p == 0 ? c.keys_in : p % 2 ? c.keys_tmp : c.keys_out;
+  const uint32_t* vi = p == 0 ? c.values_in : p % 2 ? c.values_tmp : c.values_out;
+  return {ki, vi, p % 2 ? c.keys_out : c.keys_tmp, p % 2 ? c.values_out : c.values_tmp};
+}
 
 // One input on the device and every buffer a sort writes.
 struct SortData {
@@ -77,13 +92,14 @@ struct SortData {
   bool pairs;
   Keys pattern;
   mutable uint64_t seed, keys_digest = 0, values_digest = 0;  // of the input (reseed changes it)
+  mutable int64_t tickets = 0;  // what the last launcher said its kernels must draw
   sw::DeviceBuffer<uint32_t> keys_in, values_in, keys_out, values_out, keys_tmp, values_tmp;
   sw::DeviceBuffer<Count> scratch, digits, state;
 
-  SortData(int64_t size, bool with_values, Keys k, uint64_t s);
+  SortData(int64_t n, bool with_values, Keys k, uint64_t s);
   SortCall call(sw::scan::Tile t, cudaStream_t stream = nullptr) const;
   void reseed(uint64_t s) const;  // new keys (and values) from another seed
-  void poison() const;
+  void poison() const;            // and tickets = 0
 };
 
 // Device memory per key of SortData (pairs: twice the key buffers).
@@ -96,18 +112,7 @@ std::vector<uint64_t> reference_sort(Keys pattern, uint64_t seed, int64_t n);
 
 // The output (keys, and values when pairs) against the reference, the tickets of
 // the last launch, and the input unchanged.
-sw::bench::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref, int64_t tickets);
-
-// One row: the step, or CUB (step == nullptr), on d against ref. Bytes: one read and
-// one write of every key (and value); extra gkeys_s: keys (or pairs) per ns.
-sw::Result measure(const sw::CommonOptions& opt, const Step* step, const SortData& d,
-                   const std::vector<uint64_t>& ref, sw::scan::Tile t);
-
-// --verify-only at one size: every step on every pattern, keys and (or) pairs, at
-// tile `t`: one PASS/FAIL line each.
-void verify(sw::Report& report, const std::vector<Step>& steps, int64_t n,
-            const std::vector<Keys>& patterns, const std::vector<bool>& kinds, sw::scan::Tile t,
-            uint64_t seed);
+sw::bench::Verdict check_sort(const SortData& d, const std::vector<uint64_t>& ref);
 
 // cub::DeviceRadixSort::SortKeys or SortPairs on the data, temporary storage
 // allocated here, outside any timing. operator() is the row's launcher: it calls CUB.
@@ -118,8 +123,36 @@ class CubSort {
 
  private:
   const SortData& d_;
-  mutable size_t bytes_ = 0;  // set by the constructor's call, before temp_ exists
+  size_t bytes_ = 0;  // set by the constructor's size query, before temp_ exists
   sw::DeviceBuffer<unsigned char> temp_;
+};
+
+// The problem: random keys (and pairs), CUB and each step at 2^20, 2^22, ... up to --n
+// with every step, at --n alone with --variant; --verify-only: every step on every
+// pattern of the awkward sizes (or --n, or --large's 2^31 + 17).
+struct SortProblem {
+  using Step = ch18::Step;
+  static constexpr const char* kName = "sort-keys";
+  sw::scan::TileChoices tiles;  // the kernels' (18_radix_sort.cu)
+  int default_rows;             // the tile's rows without --tile-rows
+  int64_t n = sw::scan::kDefaultN;
+  std::string sort = "both", rows, block;
+  bool large = false;
+
+  void add_options(sw::Cli& cli, const sw::bench::Program<Step>& program);
+  void verify(const sw::bench::Session<Step>& s) const;
+  void bench(const sw::bench::Session<Step>& s) const;
+
+ private:
+  // --n at most kMaxKeys; --large with --verify-only alone.
+  void check_options(const sw::bench::Session<Step>& s) const {
+    sw::scan::check_large(s.cli, s.program.name, s.opt.verify_only);
+    if (n <= kMaxKeys) return;
+    std::fprintf(stderr,
+                 "%s: error: --n %lld: a value is its key's u32 index; valid range: 1 to %lld\n",
+                 s.program.name, static_cast<long long>(n), static_cast<long long>(kMaxKeys));
+    std::exit(sw::kExitBadInput);
+  }
 };
 
 }  // namespace ch18

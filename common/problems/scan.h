@@ -1,21 +1,21 @@
-// Host-side harness of the scan track (chapters 16-18): what the three chapters
-// share, and the whole program of chapter 16 around its version table.
+// The scan problem (chapters 16-18): what the three chapters share, and chapter 16's
+// problem around its step table (sw::bench::run, common/bench/program.h, runs it).
 //
 //   element<T>(seed, i), fill<T>       the inputs: any 32-bit integer, or chapter 06's floats
 //   for_each_piece(d, n, body)         a device array back on the host, a piece at a time
-//   measure(opt, name, n, bytes, ...)  the protocol of every row: poison, run, check,
-//                                      time, check the last timed result again
 //   check_scan<T>(...)                 a scan against its reference, computed on all cores
 //                                      straight from the generator (no host copy of x)
-//   run_scan_chapter(argc, argv, ch)   chapter 16: --verify-only, or CUB, the CPU and every
-//                                      step at 2^28, the tile sweep, 2^30, 2^20 and the census
+//   ScanData, ScanRow                  a scan's buffers, and a row's data for bench::measure
+//   ScanProblem                        chapter 16: --verify-only (every step, type, mode and
+//                                      tile), or CUB, the CPU and every step at 2^28, the tile
+//                                      sweep, 2^30, 2^20 and the census
 //
 // A scan launcher gets a ScanCall (the input, the output, the scratch it may use) and
-// returns how many tickets its kernels must draw from the counter at state[0]; the
-// harness zeroes nothing itself and checks, after every run, that exactly that many
-// were drawn (a kernel that numbers its tiles by blockIdx.x draws none). A step's row
-// times its launcher itself: the timed call picks nothing, the launcher holds the
-// <<<>>>s (CUB's row: CubScan's operator() calls the library).
+// writes into *tickets how many tickets its kernels must draw from the counter at
+// state[0] (poison() zeroes it: a step whose kernels number their tiles by blockIdx.x
+// writes nothing); the problem zeroes nothing on the device itself and checks, after
+// every run, that exactly that many were drawn. bench::measure calls the launcher
+// itself, which holds the <<<>>>s (CUB's row: CubScan's operator() calls the library).
 //
 // CUDA only (it includes CUB): include it from .cu files.
 #pragma once
@@ -24,22 +24,26 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cub/device/device_scan.cuh>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "common/bench/program.h"
 #include "common/bench/protocol.h"
+#include "common/bench/step.h"
 #include "common/check.h"
 #include "common/cli.h"
 #include "common/cuda_utils.cuh"
 #include "common/data.h"
 #include "common/device.h"
-#include "common/gpu_timer.h"
 #include "common/parallel.h"
 #include "common/report.h"
+#include "common/timing.h"
 #include "common/verify.h"
 
 namespace sw::scan {
@@ -111,7 +115,7 @@ void for_each_piece(const T* d, int64_t n, Body&& body) {
   }
 }
 
-// --- the protocol of every row ---------------------------------------------------------------
+// --- rows and options -------------------------------------------------------------------------
 
 // One check's outcome (common/bench/protocol.h): its detail names the first wrong
 // element ("out[7]: got 3, want 4"); f32 scans give the largest |got - want| / sum|x|.
@@ -128,29 +132,16 @@ inline CommonOptions sweep_options(CommonOptions opt) {
   return opt;
 }
 
-// How a row's calls are timed: each alone (the stream drains between runs, so a
-// run includes the launch latency), or kBackToBackCalls in a row between one pair
-// of events (chapter 06's back-to-back mode), the row's time divided by them.
-enum class Calls { kAlone, kBackToBack };
-inline int calls_per_run(Calls c) { return c == Calls::kBackToBack ? kBackToBackCalls : 1; }
-
-// A row of the track, measured by bench::measure (common/bench/protocol.h): `d` is
-// the data (poison(), reseed(seed) and its seed), `verdict` the check of the last call.
-template <class Data, class Check>
-struct RowData {
-  const Data& d;
-  Check verdict;
-  void poison() const { d.poison(); }
-  Verdict check() const { return verdict(); }
-  bool reseed(uint64_t s) const {
-    d.reseed(s);
-    return true;
-  }
-  uint64_t seed() const { return d.seed; }
-};
-template <class Data, class Check>
-RowData<Data, Check> row_data(const Data& d, Check check) {
-  return {d, check};
+// An option that does not apply to the chosen steps or mode: one line naming it, exit 2.
+[[noreturn]] inline void bad_option(const char* program, const char* option,
+                                    const std::string& why) {
+  std::fprintf(stderr, "%s: error: %s: %s\n", program, option, why.c_str());
+  std::exit(kExitBadInput);
+}
+// --large applies to --verify-only alone.
+inline void check_large(const Cli& cli, const char* program, bool verify_only) {
+  if (cli.was_given("--large") && !verify_only)
+    bad_option(program, "--large", "applies with --verify-only only");
 }
 
 // Tracks the first few mismatches of a check that runs on many host threads.
@@ -275,7 +266,7 @@ Verdict check_scan(const T* d_out, int64_t n, uint64_t seed, bool inclusive, int
                               inclusive, depth);
 }
 
-// --- chapter 16: its version table --------------------------------------------------------------
+// --- chapter 16: its step table -------------------------------------------------------------
 
 // What a launcher gets: one whole scan of in into out, on `stream`.
 template <class T>
@@ -287,11 +278,12 @@ struct ScanCall {
   int rows, block;  // the tile of the single-pass steps (--tile-rows, --block)
   T* partials;      // ceil(n / 32) + 64 elements: block or tile sums (16-byte aligned)
   unsigned long long*
-      state;  // ceil(n / kMinTile) + 1 words: the ticket, then one status word per tile
+      state;         // ceil(n / kMinTile) + 1 words: the ticket, then one status word per tile
+  int64_t* tickets;  // the launcher writes the tickets its kernels must draw (if any)
   cudaStream_t stream;
 };
 template <class T>
-using ScanLaunch = int64_t (*)(const ScanCall<T>&);  // returns the tickets its kernels must draw
+using ScanLaunch = void (*)(const ScanCall<T>&);
 
 enum : unsigned {
   kSlow = 1,     // tens of GB/s: timed with kSlowReps, its census with kSlowCensusRuns
@@ -301,22 +293,25 @@ enum : unsigned {
   kGoal = 16,    // measured also exclusive, at 2^30 and at 2^20 (the goals' rows)
 };
 
-struct Step {
-  const char* name;
+// A step's launchers, one per element type: the step's `launch`.
+struct Launchers {
   ScanLaunch<uint32_t> u32;
   ScanLaunch<float> f32;
-  int64_t (*depth)(int64_t n, int rows,
-                   int block);  // the float bound: additions an element passes through
-  unsigned traits = 0;
-  int rows = 0;  // its rows per warp when --tile-rows is not given (kTile steps)
 };
+// What a step needs beside them: the float bound (the additions an element passes
+// through) and its rows per warp when --tile-rows is not given (kTile steps).
+struct Bound {
+  int64_t (*depth)(int64_t n, int rows, int block);
+  int rows = 0;
+};
+using Step = bench::Step<Launchers, Bound>;  // traits: kSlow, kTile, ...
 
 template <class T>
 ScanLaunch<T> launcher(const Step& s) {
   if constexpr (std::is_same_v<T, float>)
-    return s.f32;
+    return s.launch.f32;
   else
-    return s.u32;
+    return s.launch.u32;
 }
 
 // Where a step runs: rows and block of its tile (ignored by the other steps).
@@ -354,10 +349,11 @@ struct ScanData {
   int64_t n = 0;
   mutable uint64_t seed = 0;    // of the input's contents (reseed changes them)
   mutable uint64_t digest = 0;  // of the input as written
+  mutable int64_t tickets = 0;  // what the last launcher said its kernels must draw
   DeviceBuffer<T> in, out, partials;
   DeviceBuffer<unsigned long long> state;
 
-  ScanData(int64_t count, uint64_t s) : n(count), seed(s) {
+  ScanData(int64_t n, uint64_t s) : n(n), seed(s) {
     in.allocate(n);
     out.allocate(n);
     partials.allocate(ceil_div(n, 32) + 64);
@@ -373,21 +369,37 @@ struct ScanData {
   }
   ScanCall<T> call(bool inclusive, Tile t, cudaStream_t stream = nullptr) const {
     return {in.get(), out.get(),      n,           inclusive, t.rows,
-            t.block,  partials.get(), state.get(), stream};
+            t.block,  partials.get(), state.get(), &tickets,  stream};
   }
   void poison() const {
+    tickets = 0;
     sw::poison(out.get(), out.bytes());
     sw::poison(partials.get(), partials.bytes());
     sw::poison(state.get(), state.bytes());  // the launcher must zero what it uses
   }
   // The output against the reference, the tickets drawn, and the input unchanged.
-  Verdict check(bool inclusive, int64_t depth, int64_t tickets) const {
+  Verdict check(bool inclusive, int64_t depth) const {
     Verdict v = check_scan(out.get(), n, seed, inclusive, depth);
     if (v.ok) v = tickets_drawn(state.get(), tickets);
     if (v.ok && device_digest(in.get(), in.bytes()) != digest)
       v = {false, "input changed: the step wrote into x"};
     return v;
   }
+};
+
+// A row's data as bench::measure and check_once see it: the scan, its mode and bound.
+template <class T>
+struct ScanRow {
+  const ScanData<T>& d;
+  bool inclusive;
+  int64_t depth;
+  void poison() const { d.poison(); }
+  Verdict check() const { return d.check(inclusive, depth); }
+  bool reseed(uint64_t s) const {
+    d.reseed(s);
+    return true;
+  }
+  uint64_t seed() const { return d.seed; }
 };
 
 // Bytes every scan must move: the input read once, the output written once.
@@ -416,40 +428,14 @@ std::string describe(const Step& s, int64_t n, bool inclusive, Tile t) {
   return d;
 }
 
-// One checked run of a step: one PASS/FAIL line.
+// A step's row after measure(): its note, and rows, block and items where it has a tile.
 template <class T>
-bool verify(Report& report, const Step& s, const ScanData<T>& d, bool inclusive, Tile t) {
-  int64_t tickets = 0;
-  const ScanCall<T> call = d.call(inclusive, t);
-  const Verdict v = bench::check_once(
-      row_data(d, [&] { return d.check(inclusive, s.depth(d.n, t.rows, t.block), tickets); }),
-      [&] { tickets = launcher<T>(s)(call); });
-  report.check(v.ok, s.name + describe<T>(s, d.n, inclusive, t), v.detail);
-  return v.ok;
-}
-
-// One step, measured: its row (extra rows, block, items where it has a tile).
-template <class T>
-Result measure_step(const CommonOptions& opt, const Step& s, const ScanData<T>& d, bool inclusive,
-                    Tile t, Calls calls = Calls::kAlone) {
-  const ScanLaunch<T> launch = launcher<T>(s);
-  const ScanCall<T> call = d.call(inclusive, t);
-  int64_t tickets = 0;
-  const auto run = [&] {  // the timed call: the step's launcher, nothing in between
-    for (int k = 0; k < calls_per_run(calls); ++k) tickets = launch(call);
-  };
-  const CommonOptions o = s.traits & kSlow ? slow_options(opt) : opt;
-  const bench::Row row{s.name, d.n, scan_bytes<T>(d.n), calls_per_run(calls)};
-  Result r = bench::measure(
-      o, row,
-      row_data(d, [&] { return d.check(inclusive, s.depth(d.n, t.rows, t.block), tickets); }), run);
+void describe_row(Result& r, const Step& s, bool inclusive, Tile t) {
   r.note = scan_note<T>(inclusive);
-  if (s.traits & kTile) {
-    r.extra["tile_rows"] = t.rows;
-    r.extra["block"] = t.block;
-    r.extra["items"] = t.rows * ((s.traits & kVecTile) ? 16 / static_cast<int>(sizeof(T)) : 1);
-  }
-  return r;
+  if (!(s.traits & kTile)) return;
+  r.extra["tile_rows"] = t.rows;
+  r.extra["block"] = t.block;
+  r.extra["items"] = t.rows * ((s.traits & kVecTile) ? 16 / static_cast<int>(sizeof(T)) : 1);
 }
 
 // cub::DeviceScan::InclusiveSum / ExclusiveSum on a ScanData, its temporary storage
@@ -458,107 +444,41 @@ template <class T>
 class CubScan {
  public:
   CubScan(const ScanData<T>& d, bool inclusive) : d_(d), inclusive_(inclusive) {
-    (*this)();  // no storage yet: CUB only writes the bytes it needs into bytes_
+    // no storage yet: CUB only writes the bytes it needs into bytes_
+    CUDA_CHECK(inclusive
+                   ? cub::DeviceScan::InclusiveSum(nullptr, bytes_, d.in.get(), d.out.get(), d.n)
+                   : cub::DeviceScan::ExclusiveSum(nullptr, bytes_, d.in.get(), d.out.get(), d.n));
     temp_.allocate(static_cast<int64_t>(std::max<size_t>(bytes_, 1)));
   }
   void operator()(cudaStream_t stream = nullptr) const {
-    CUDA_CHECK(inclusive_ ? cub::DeviceScan::InclusiveSum(temp_.get(), bytes_, d_.in.get(),
+    size_t bytes = bytes_;
+    CUDA_CHECK(inclusive_ ? cub::DeviceScan::InclusiveSum(temp_.get(), bytes, d_.in.get(),
                                                           d_.out.get(), d_.n, stream)
-                          : cub::DeviceScan::ExclusiveSum(temp_.get(), bytes_, d_.in.get(),
+                          : cub::DeviceScan::ExclusiveSum(temp_.get(), bytes, d_.in.get(),
                                                           d_.out.get(), d_.n, stream));
   }
+  // CUB does not document its order of additions; the float bound assumes a
+  // look-back over tiles of at least 1024 elements.
+  static int64_t depth(int64_t n) { return 2 * ceil_div(n, 1024) + 128; }
 
  private:
   const ScanData<T>& d_;
   bool inclusive_;
-  mutable size_t bytes_ = 0;
+  size_t bytes_ = 0;
   DeviceBuffer<unsigned char> temp_;
 };
-
-// CUB's row, role "vendor". CUB does not document its order of additions; the float
-// bound assumes a look-back over tiles of at least 1024 elements.
-template <class T>
-Result measure_cub(const CommonOptions& opt, const ScanData<T>& d, bool inclusive,
-                   Calls calls = Calls::kAlone) {
-  const CubScan<T> cub(d, inclusive);
-  const auto run = [&] {
-    for (int k = 0; k < calls_per_run(calls); ++k) cub();
-  };
-  const int64_t depth = 2 * ceil_div(d.n, 1024) + 128;
-  const bench::Row row{"cub", d.n, scan_bytes<T>(d.n), calls_per_run(calls), false, "vendor"};
-  Result r =
-      bench::measure(opt, row, row_data(d, [&] { return d.check(inclusive, depth, 0); }), run);
-  r.note = scan_note<T>(inclusive);
-  return r;
-}
-
-// How many different outputs (digests) `runs` runs give: 1 for a fixed order of additions.
-template <class T, class Launch>
-int census(const ScanData<T>& d, int runs, Launch&& launch) {
-  std::set<uint64_t> seen;
-  for (int k = 0; k < runs; ++k) {
-    d.poison();
-    launch();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    seen.insert(device_digest(d.out.get(), d.out.bytes()));
-  }
-  return static_cast<int>(seen.size());
-}
-
-// --- chapter 16's program ------------------------------------------------------------------------
 
 // The CPU baselines a chapter brings (chapter 01's style): one core ("lesson") and
 // every core ("cpu"); each writes the scan of `in` to `out` on the host.
 template <class T>
-using HostScan = void (*)(const T* in, T* out, int64_t n, bool inclusive);
-
-struct ScanChapter {
-  const char* program;  // "16_scan"
-  const char* summary;
-  const char* number;  // "16"
-  std::vector<Step> steps;
-  HostScan<uint32_t> cpu_1core_u32, cpu_all_u32;
-  HostScan<float> cpu_1core_f32, cpu_all_f32;
-  TileChoices tiles;
-  // Run by --verify-only after the steps' checks (chapter 16: the status protocol).
-  void (*extra_checks)(Report&) = nullptr;
+struct HostScans {
+  void (*one_core)(const T* in, T* out, int64_t n, bool inclusive);
+  void (*all_cores)(const T* in, T* out, int64_t n, bool inclusive);
 };
-
-struct ScanOptions {
-  int64_t n = kDefaultN;
-  std::string variant = "all", type = "all";
-  std::string rows, block;  // "": each step's own (and the sweep's best for the tuned step)
-  bool large = false;
-  TileChoices tiles;
-};
-
-// The tiles a step is checked on: its own (--tile-rows / --block where given), and in
-// the full sweep up to 1000003 elements also the tiny tile, whose many tiles work
-// the look-back hardest, and an odd one.
-inline std::vector<Tile> check_tiles(const Step& s, const ScanOptions& o, int64_t n,
-                                     bool full_sweep) {
-  if (!(s.traits & kTile)) return {Tile{}};
-  const Tile own = pick_tile(o.rows, o.block, s.rows, o.tiles);
-  if (!full_sweep || !o.rows.empty() || !o.block.empty() || n > kTinyTileMaxN) return {own};
-  return {own, Tile{1, 32}, Tile{2, 64}};
-}
-
-// Every step on one size of one type, inclusive and exclusive; with --large, u32
-// inclusive and f32 exclusive only (each check reads gigabytes back).
-template <class T>
-void verify_type(Report& report, const std::vector<Step>& steps, const ScanOptions& o, int64_t n,
-                 uint64_t seed, bool full_sweep) {
-  const ScanData<T> d(n, seed);
-  for (const Step& s : steps)
-    for (const Tile& t : check_tiles(s, o, n, full_sweep))
-      for (bool inclusive : {true, false})
-        if (!o.large || inclusive == std::is_same_v<T, uint32_t>)
-          verify<T>(report, s, d, inclusive, t);
-}
 
 // A CPU baseline on the host copy of the input: its row, checked like the GPU's.
-template <class T>
-Result measure_host(const CommonOptions& opt, const char* name, const char* role, HostScan<T> scan,
+template <class T, class Scan>
+Result measure_host(const CommonOptions& opt, const char* name, const char* role, Scan scan,
                     const T* in, T* out, int64_t n, uint64_t seed, int64_t threads) {
   const Timing t =
       time_cpu(kCpuWarmup, std::min(opt.reps, kCpuReps), [&] { scan(in, out, n, true); });
@@ -570,151 +490,216 @@ Result measure_host(const CommonOptions& opt, const char* name, const char* role
   return r;
 }
 
-// The tuned step's tile: every rows x block of the sweep at n (rows "<step>-sweep",
-// role "sweep"), the fastest returned.
-template <class T>
-Tile sweep_tiles(Report& report, const CommonOptions& opt, const Step& s, const ScanData<T>& d,
-                 const TileChoices& c) {
-  Tile best{s.rows, c.block};
-  double best_gbps = -1;
-  for (int rows : c.sweep_rows)
-    for (int block : c.sweep_blocks) {
-      Result r = measure_step<T>(sweep_options(opt), s, d, true, {rows, block});
-      r.variant = std::string(s.name) + "-sweep";
-      r.role = "sweep";
-      report.add(r);
-      const double g = gbps(r.bytes, r.timing.ms_median);
-      if (r.ok && g > best_gbps) best_gbps = g, best = {rows, block};
-    }
-  return best;
-}
-
-// Adds the census to an f32 row: how many different outputs kCensusRuns runs give.
-template <class T, class Launch>
-void add_census(Report& report, Result& r, const ScanData<T>& d, int runs, Launch&& launch) {
-  if (!std::is_same_v<T, float>) return;
-  const int distinct = census(d, runs, launch);
+// Adds the census to an f32 row: `distinct` different outputs in `runs` runs.
+inline void add_census(Report& report, Result& r, int distinct, int runs) {
   r.extra["distinct_results"] = distinct;
   r.extra["census_runs"] = runs;
   report.note(r.variant + " f32: " + std::to_string(distinct) + " distinct output(s) in " +
               std::to_string(runs) + " runs");
 }
 
-// The default run of one type at --n: CUB, the CPU baselines, the sweep of the
-// tuned step, every step (f32: with its census), then CUB and the kGoal steps
-// exclusive; then, with every step, CUB and the kGoal steps at 2^30 and at 2^20
-// (each call alone, and back to back: problem "scan-latency").
-template <class T>
-void bench_type(Report& report, const CommonOptions& opt, const Gpu& gpu,
-                const std::vector<Step>& steps, const ScanOptions& o, HostScan<T> one_core,
-                HostScan<T> all_cores) {
-  const bool every = o.variant == "all";
-  auto tile_of = [&](const Step& s, Tile tuned) {
-    if (!(s.traits & kTile)) return Tile{};
-    Tile t = pick_tile(o.rows, o.block, s.rows, o.tiles);
-    if ((s.traits & kTuned) && o.rows.empty() && o.block.empty() && tuned.rows) t = tuned;
-    return t;
-  };
-  Tile tuned{};
-  {
-    const ScanData<T> d(o.n, opt.seed);
-    Result cub = measure_cub<T>(opt, d, true);
-    {
-      const CubScan<T> once(d, true);
-      add_census<T>(report, cub, d, kCensusRuns, [&] { once(); });
-    }
-    report.add(cub);
-    if (every) {
-      std::vector<T> in(static_cast<size_t>(o.n)), out(static_cast<size_t>(o.n));
-      parallel_for(o.n, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) in[i] = element<T>(opt.seed, i);
-      });
-      report.add(measure_host<T>(opt, "cpu-1core", "lesson", one_core, in.data(), out.data(), o.n,
-                                 opt.seed, 1));
-      report.add(measure_host<T>(opt, "cpu-all-cores", "cpu", all_cores, in.data(), out.data(), o.n,
-                                 opt.seed, host_threads()));
-      for (const Step& s : steps)
-        if ((s.traits & kTuned) && o.rows.empty() && o.block.empty())
-          tuned = sweep_tiles<T>(report, opt, s, d, o.tiles);
-    }
-    for (const Step& s : steps) {
-      const Tile t = tile_of(s, tuned);
-      Result r = measure_step<T>(opt, s, d, true, t);
-      add_census<T>(report, r, d, s.traits & kSlow ? kSlowCensusRuns : kCensusRuns,
-                    [&] { launcher<T>(s)(d.call(true, t)); });
-      report.add(r);
-    }
-    report.add(measure_cub<T>(opt, d, false));
-    for (const Step& s : steps)
-      if (s.traits & kGoal) report.add(measure_step<T>(opt, s, d, false, tile_of(s, tuned)));
-  }
-  if (!every) return;
-  const double need = kScanBytesPerElement<T> * static_cast<double>(kBigN);
-  if (fits_message("n", kBigN, kScanBytesPerElement<T>, 0, gpu.info.free_bytes * kFitFraction)
-          .empty()) {
-    const ScanData<T> d(kBigN, opt.seed);
-    report.add(measure_cub<T>(opt, d, true));
-    for (const Step& s : steps)
-      if (s.traits & kGoal) report.add(measure_step<T>(opt, s, d, true, tile_of(s, tuned)));
-  } else {
-    report.note("no 2^30 rows: they need " + std::to_string(need / 1e9) + " GB of device memory");
-  }
-  const ScanData<T> d(kLatencyN, opt.seed);
-  for (Calls calls : {Calls::kAlone, Calls::kBackToBack}) {
-    std::vector<Result> rows = {measure_cub<T>(opt, d, true, calls)};
-    for (const Step& s : steps)
-      if (s.traits & kGoal)
-        rows.push_back(measure_step<T>(opt, s, d, true, tile_of(s, tuned), calls));
-    for (Result& r : rows) {
-      if (calls == Calls::kBackToBack) {
-        r.problem = kLatencyProblem;
-        r.note += " back-to-back";
-      }
-      report.add(r);
-    }
-  }
-}
+// --- chapter 16's problem ----------------------------------------------------------------------
 
-// The whole main of chapter 16: options; --verify-only (every step, type, mode and
-// tile on the awkward sizes, or on --n, or on --large's; then the chapter's extra
-// checks), or the default run of each type.
-inline int run_scan_chapter(int argc, char** argv, const ScanChapter& ch) {
-  ScanOptions o;
-  o.tiles = ch.tiles;
-  Cli cli(ch.program, ch.summary);
-  cli.add_int("--n", &o.n, 1, kMaxElements, "elements to scan");
-  std::vector<std::string> names;
-  for (const Step& s : ch.steps) names.push_back(s.name);
-  cli.add_variant(&o.variant, names, "the step(s) to run");
-  cli.add_choice("--type", &o.type, {"all", "u32", "f32"}, "the element type(s)");
-  add_tile_options(cli, &o.rows, &o.block, ch.tiles);
-  cli.add_flag("--large", &o.large,
-               "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
-  const CommonOptions opt = cli.parse_or_exit(argc, argv);
-  const Gpu gpu = start_gpu(opt);
-  Report report(opt, gpu.copy_gbps, ch.number, "scan");
-  std::vector<Step> steps;
-  for (const Step& s : ch.steps)
-    if (o.variant == "all" || o.variant == s.name) steps.push_back(s);
-  const bool u32 = o.type != "f32", f32 = o.type != "u32";
-  if (opt.verify_only) {
-    const bool n_given = cli.was_given("--n");
-    const std::vector<int64_t> sizes = o.large   ? large_sizes()
-                                       : n_given ? std::vector<int64_t>{o.n}
-                                                 : verify_sizes();
-    require_fits(gpu, o.large ? "--large" : "--n", *std::max_element(sizes.begin(), sizes.end()),
-                 kScanBytesPerElement<float>);
-    for (int64_t n : sizes) {
-      if (u32) verify_type<uint32_t>(report, steps, o, n, opt.seed, !o.large && !n_given);
-      if (f32) verify_type<float>(report, steps, o, n, opt.seed, !o.large && !n_given);
-    }
-    if (!o.large && ch.extra_checks) ch.extra_checks(report);
-    return report.exit_code();
+// One part of the default run: CUB's row, then the steps' (all, or the kGoal ones), on
+// one size, inclusive or exclusive, each call alone or kBackToBackCalls in a row between
+// one pair of events (chapter 06's back-to-back mode: problem "scan-latency").
+struct Part {
+  int64_t n;
+  bool inclusive, all_steps, back_to_back;
+};
+
+struct ScanProblem {
+  using Step = scan::Step;
+  static constexpr const char* kName = "scan";
+
+  TileChoices tiles;
+  HostScans<uint32_t> cpu_u32;
+  HostScans<float> cpu_f32;
+  void (*extra_checks)(Report&) =
+      nullptr;  // after --verify-only's (chapter 16: the status protocol)
+  int64_t n = kDefaultN;
+  std::string type = "all";
+  std::string rows, block;  // "": each step's own (and the sweep's best for the tuned step)
+  bool large = false;
+
+  void add_options(Cli& cli, const bench::Program<Step>&) {
+    cli.add_int("--n", &n, 1, kMaxElements, "elements to scan");
+    cli.add_choice("--type", &type, {"all", "u32", "f32"}, "the element type(s)");
+    add_tile_options(cli, &rows, &block, tiles);
+    cli.add_flag("--large", &large,
+                 "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
   }
-  require_fits(gpu, "--n", o.n, kScanBytesPerElement<float>);
-  if (u32) bench_type<uint32_t>(report, opt, gpu, steps, o, ch.cpu_1core_u32, ch.cpu_all_u32);
-  if (f32) bench_type<float>(report, opt, gpu, steps, o, ch.cpu_1core_f32, ch.cpu_all_f32);
-  return report.exit_code();
-}
+
+  // Every step, type, mode and tile on the awkward sizes, or on --n, or on --large's;
+  // then the chapter's extra checks.
+  void verify(const bench::Session<Step>& s) const {
+    check_options(s);
+    const bool n_given = s.cli.was_given("--n");
+    const std::vector<int64_t> sizes = large     ? large_sizes()
+                                       : n_given ? std::vector<int64_t>{n}
+                                                 : verify_sizes();
+    require_fits(s.gpu, large ? "--large" : "--n", *std::max_element(sizes.begin(), sizes.end()),
+                 kScanBytesPerElement<float>);
+    for (int64_t size : sizes) {
+      if (type != "f32") verify_type<uint32_t>(s, size, !large && !n_given);
+      if (type != "u32") verify_type<float>(s, size, !large && !n_given);
+    }
+    if (!large && extra_checks) extra_checks(s.report);
+  }
+
+  // The default run of each type.
+  void bench(const bench::Session<Step>& s) const {
+    check_options(s);
+    require_fits(s.gpu, "--n", n, kScanBytesPerElement<float>);
+    if (type != "f32") bench_type<uint32_t>(s, cpu_u32);
+    if (type != "u32") bench_type<float>(s, cpu_f32);
+  }
+
+ private:
+  // --tile-rows and --block need a chosen step with a tile; --large, --verify-only.
+  void check_options(const bench::Session<Step>& s) const {
+    check_large(s.cli, s.program.name, s.opt.verify_only);
+    bool tile = false;
+    for (const Step& st : s.steps) tile = tile || (st.traits & kTile);
+    for (const char* option : {"--tile-rows", "--block"})
+      if (s.cli.was_given(option) && !tile)
+        bad_option(s.program.name, option, "the step " + s.variant + " has no tile");
+  }
+
+  // A step's tile: its own (--tile-rows / --block where given), or for the tuned step
+  // the sweep's best.
+  Tile tile_of(const Step& st, Tile tuned) const {
+    if (!(st.traits & kTile)) return Tile{};
+    if ((st.traits & kTuned) && rows.empty() && block.empty() && tuned.rows) return tuned;
+    return pick_tile(rows, block, st.more.rows, tiles);
+  }
+
+  // The tiles a step is checked on: its own, and in the full sweep up to 1000003 elements
+  // also the tiny tile, whose many tiles work the look-back hardest, and an odd one.
+  std::vector<Tile> check_tiles(const Step& st, int64_t size, bool full_sweep) const {
+    if (!(st.traits & kTile)) return {Tile{}};
+    const Tile own = pick_tile(rows, block, st.more.rows, tiles);
+    if (!full_sweep || !rows.empty() || !block.empty() || size > kTinyTileMaxN) return {own};
+    return {own, Tile{1, 32}, Tile{2, 64}};
+  }
+
+  // Every chosen step on one size of one type, inclusive and exclusive: a PASS/FAIL line
+  // each; with --large, u32 inclusive and f32 exclusive only (each check reads gigabytes back).
+  template <class T>
+  void verify_type(const bench::Session<Step>& s, int64_t size, bool full_sweep) const {
+    const ScanData<T> d(size, s.opt.seed);
+    for (const Step& st : s.steps)
+      for (const Tile& t : check_tiles(st, size, full_sweep))
+        for (bool inclusive : {true, false}) {
+          if (large && inclusive != std::is_same_v<T, uint32_t>) continue;
+          const Verdict v =
+              bench::check_once(ScanRow<T>{d, inclusive, st.more.depth(size, t.rows, t.block)},
+                                launcher<T>(st), d.call(inclusive, t));
+          s.report.check(v.ok, st.name + describe<T>(st, size, inclusive, t), v.detail);
+        }
+  }
+
+  // The default run of one type, part by part: at --n CUB (f32: with its census), the CPU
+  // baselines, the sweep of the tuned step, every step (f32: with its census), then CUB
+  // and the kGoal steps exclusive; then, with every step, CUB and the kGoal steps at 2^30
+  // and at 2^20 (each call alone, and back to back). Every row's measure() is called here.
+  template <class T>
+  void bench_type(const bench::Session<Step>& s, HostScans<T> cpu) const {
+    const CommonOptions& opt = s.opt;
+    const bool every = s.variant == "all", f32 = std::is_same_v<T, float>;
+    std::vector<Part> parts = {{n, true, true, false}, {n, false, false, false}};
+    if (every)
+      parts.insert(parts.end(), {{kBigN, true, false, false},
+                                 {kLatencyN, true, false, false},
+                                 {kLatencyN, true, false, true}});
+    // How many different outputs (digests) `runs` runs of a launcher give: 1 for a
+    // fixed order of additions.
+    const auto census = [](const ScanData<T>& d, int runs, auto&& launch, const auto&... args) {
+      std::set<uint64_t> seen;
+      for (int k = 0; k < runs; ++k) {
+        d.poison();
+        launch(args...);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        seen.insert(device_digest(d.out.get(), d.out.bytes()));
+      }
+      return static_cast<int>(seen.size());
+    };
+    Tile tuned{};
+    std::unique_ptr<const ScanData<T>> d;
+    for (const Part& p : parts) {
+      const bool first = &p == &parts.front();
+      if (p.n == kBigN && !fits_message("n", kBigN, kScanBytesPerElement<T>, 0,
+                                        s.gpu.info.free_bytes * kFitFraction)
+                               .empty()) {
+        const double need = kScanBytesPerElement<T> * static_cast<double>(kBigN);
+        s.report.note("no 2^30 rows: they need " + std::to_string(need / 1e9) +
+                      " GB of device memory");
+        continue;
+      }
+      if (!d || d->n != p.n) {
+        d.reset();  // the last part's buffers go first
+        d = std::make_unique<const ScanData<T>>(p.n, opt.seed);
+      }
+      const int calls = p.back_to_back ? kBackToBackCalls : 1;
+      const auto add = [&](Result& r) {
+        if (p.back_to_back) {
+          r.problem = kLatencyProblem;
+          r.note += " back-to-back";
+        }
+        s.report.add(r);
+      };
+      {
+        const CubScan<T> cub(*d, p.inclusive);
+        const bench::Row row{"cub", p.n, scan_bytes<T>(p.n), calls, false, "vendor"};
+        Result r =
+            bench::measure(opt, row, ScanRow<T>{*d, p.inclusive, CubScan<T>::depth(p.n)}, cub);
+        r.note = scan_note<T>(p.inclusive);
+        if (first && f32) add_census(s.report, r, census(*d, kCensusRuns, cub), kCensusRuns);
+        add(r);
+      }
+      if (first && every) {  // the CPU baselines on a host copy of the input, then the sweep
+        std::vector<T> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
+        parallel_for(n, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) in[i] = element<T>(opt.seed, i);
+        });
+        s.report.add(measure_host<T>(opt, "cpu-1core", "lesson", cpu.one_core, in.data(),
+                                     out.data(), n, opt.seed, 1));
+        s.report.add(measure_host<T>(opt, "cpu-all-cores", "cpu", cpu.all_cores, in.data(),
+                                     out.data(), n, opt.seed, host_threads()));
+        double best = -1;
+        for (const Step& st : s.steps) {
+          if (!(st.traits & kTuned) || !rows.empty() || !block.empty()) continue;
+          for (int sweep_rows : tiles.sweep_rows)
+            for (int sweep_block : tiles.sweep_blocks) {
+              const Tile t{sweep_rows, sweep_block};
+              const bench::Row row{
+                  std::string(st.name) + "-sweep", n, scan_bytes<T>(n), 1, false, "sweep"};
+              Result r = bench::measure(sweep_options(opt), row,
+                                        ScanRow<T>{*d, true, st.more.depth(n, t.rows, t.block)},
+                                        launcher<T>(st), d->call(true, t));
+              describe_row<T>(r, st, true, t);
+              s.report.add(r);
+              const double g = gbps(r.bytes, r.timing.ms_median);
+              if (r.ok && g > best) best = g, tuned = t;
+            }
+        }
+      }
+      for (const Step& st : s.steps) {
+        if (!p.all_steps && !(st.traits & kGoal)) continue;
+        const Tile t = tile_of(st, tuned);
+        const bench::Row row{st.name, p.n, scan_bytes<T>(p.n), calls};
+        Result r = bench::measure(st.traits & kSlow ? slow_options(opt) : opt, row,
+                                  ScanRow<T>{*d, p.inclusive, st.more.depth(p.n, t.rows, t.block)},
+                                  launcher<T>(st), d->call(p.inclusive, t));
+        describe_row<T>(r, st, p.inclusive, t);
+        if (first && f32) {
+          const int runs = st.traits & kSlow ? kSlowCensusRuns : kCensusRuns;
+          add_census(s.report, r, census(*d, runs, launcher<T>(st), d->call(true, t)), runs);
+        }
+        add(r);
+      }
+    }
+  }
+};
 
 }  // namespace sw::scan
