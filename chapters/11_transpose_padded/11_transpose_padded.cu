@@ -118,8 +118,10 @@ struct PaddedProblem : tr::Problem {
   }
 
   // --large applies only with --verify-only, and checks its own shapes (exit 2).
-  void validate(const sw::Cli& cli, const sw::CommonOptions& opt) const {
-    tr::Problem::validate(cli, opt);
+  void validate(const sw::bench::Request<Step>& asked) const {
+    tr::Problem::validate(asked);
+    const sw::Cli& cli = asked.cli;
+    const sw::CommonOptions& opt = asked.opt;
     if (large && !opt.verify_only) cli.reject("--large applies only with --verify-only");
     if (large && shape_given(cli))
       cli.reject("--large checks its own shapes: --rows and --cols do not apply to it");

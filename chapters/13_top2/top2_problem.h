@@ -90,9 +90,9 @@ struct Top2Problem {
   bool large = false;
   void add_options(sw::Cli& cli, const sw::bench::Program<Step>&);
   // --n does not apply with --large (exit 2, before the GPU starts).
-  void validate(const sw::Cli& cli, const sw::CommonOptions&) const {
-    if (large && cli.was_given("--n"))
-      cli.reject("--n does not apply with --large (it checks " + std::to_string(kLargeN) +
+  void validate(const sw::bench::Request<Step>& asked) const {
+    if (large && asked.cli.was_given("--n"))
+      asked.cli.reject("--n does not apply with --large (it checks " + std::to_string(kLargeN) +
                  " elements)");
   }
   // 9 sizes (or --n) x 11 input patterns, a misaligned start, and the seed's INT_MIN

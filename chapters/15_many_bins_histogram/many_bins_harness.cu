@@ -243,7 +243,11 @@ void ManyBins::add_options(sw::Cli& cli, const sw::bench::Program<Step>&) {
   cli.add_flag("--large", &large, "with --verify-only: the checks above 2^32 values");
 }
 
-void ManyBins::validate(const sw::Cli& cli, const sw::CommonOptions& opt) const {
+void ManyBins::validate(const sw::bench::Request<Step>& asked) const {
+  const sw::Cli& cli = asked.cli;
+  const sw::CommonOptions& opt = asked.opt;
+  if (opt.verify_only && asked.variant == "cub")
+    cli.reject("--variant cub: --verify-only checks the steps");
   if (opt.verify_only) {
     for (const char* o : {"--n", "--bins", "--dist", "--value", "--p", "--offset"})
       if (cli.was_given(o))
@@ -257,8 +261,6 @@ void ManyBins::validate(const sw::Cli& cli, const sw::CommonOptions& opt) const 
 }
 
 void ManyBins::start(const sw::bench::Session<Step>& s) const {
-  if (s.opt.verify_only && s.variant == "cub")
-    s.cli.reject("--variant cub: --verify-only checks the steps");
   std::string why;
   if (!has_clusters(&why))
     for (const char* step : {"cluster-dsmem", "cluster-packed16"}) s.report.skip(step, why);

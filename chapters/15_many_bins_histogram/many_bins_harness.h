@@ -121,11 +121,10 @@ struct ManyBins {
   void add_options(sw::Cli& cli, const sw::bench::Program<Step>& program);
   // An option that does not apply to this run: exit 2, one line naming it (before the
   // GPU starts).
-  void validate(const sw::Cli& cli, const sw::CommonOptions& opt) const;
+  void validate(const sw::bench::Request<Step>& asked) const;
   void verify(const sw::bench::Session<Step>& s);
   void bench(const sw::bench::Session<Step>& s);
-  // --verify-only --variant cub is an error (exit 2); the cluster steps are reported as
-  // skipped where the GPU has no clusters.
+  // The cluster steps reported as skipped where the GPU has no clusters.
   void start(const sw::bench::Session<Step>& s) const;
 };
 

@@ -11,15 +11,16 @@
 //   using Step = bench::Step<...>;            its step table's type
 //   static constexpr const char* kName;      the results' problem column ("sum")
 //   void add_options(Cli&, const Program<Step>&);   before parsing
-//   void validate(const Cli&, const CommonOptions&);   (optional) after parsing, before
-//                                    the GPU starts: an option that does not apply to
-//                                    what was asked is an error (exit 2)
+//   void validate(const Request<Step>&);    (optional) after parsing, before the GPU
+//                                    starts: an option that does not apply to what was
+//                                    asked is an error (Cli::reject, exit 2)
 //   void verify(const Session<Step>&);      --verify-only: a PASS/FAIL line per check
 //   void bench(const Session<Step>&);       the default run: the rows of the report
 //
 // Its bench() calls measure() (common/bench/protocol.h) itself, with the step's
-// launcher, so that main -> run -> bench -> measure -> time_gpu -> launch_<step>
-// are the five calls to the <<<>>>.
+// launcher, so that main -> run -> bench -> measure -> launch_<step> -> <<<>>> are
+// four calls, and a problem may put one function of its own between bench and
+// measure (five).
 #pragma once
 
 #include <string>
@@ -34,12 +35,15 @@
 
 namespace sw::bench {
 
+template <class S>
+struct Request;
+
 namespace detail {
 template <class P, class = void>
 struct HasValidate : std::false_type {};
 template <class P>
 struct HasValidate<P, std::void_t<decltype(std::declval<P&>().validate(
-                          std::declval<const Cli&>(), std::declval<const CommonOptions&>()))>>
+                          std::declval<const Request<typename P::Step>&>()))>>
     : std::true_type {};
 }  // namespace detail
 
@@ -52,16 +56,21 @@ struct Program {
   std::vector<std::string> extra_variants = {};  // --variant values beside the steps ("cub")
 };
 
-// What a problem's verify() and bench() get: the parsed run.
+// What was asked: the parsed command line (a problem's validate() gets it).
 template <class S>
-struct Session {
+struct Request {
   const CommonOptions& opt;
-  const Gpu& gpu;
-  Report& report;
   const Cli& cli;
   const Program<S>& program;
   std::vector<S> steps;  // the steps --variant chose, in the table's order
   std::string variant;   // --variant as given ("all" unless given)
+};
+
+// What a problem's verify() and bench() get: the request, the GPU and the report.
+template <class S>
+struct Session : Request<S> {
+  const Gpu& gpu;
+  Report& report;
 };
 
 // Parses (bad input exits 2), starts the GPU (none: exits 77), runs the problem's
@@ -78,11 +87,12 @@ int run(int argc, char** argv, const Program<typename Problem::Step>& program,
     cli.set_steps(steps);
   problem.add_options(cli, program);
   const CommonOptions opt = cli.parse_or_exit(argc, argv);
-  if constexpr (detail::HasValidate<Problem>::value) problem.validate(cli, opt);
+  const Request<typename Problem::Step> asked{opt, cli, program, chosen(program.steps, variant),
+                                              variant};
+  if constexpr (detail::HasValidate<Problem>::value) problem.validate(asked);
   const Gpu gpu = start_gpu(opt);
   Report report(opt, gpu.copy_gbps, program.number, Problem::kName);
-  const Session<typename Problem::Step> s{
-      opt, gpu, report, cli, program, chosen(program.steps, variant), variant};
+  const Session<typename Problem::Step> s{asked, gpu, report};
   if (opt.verify_only)
     problem.verify(s);
   else

@@ -547,7 +547,9 @@ struct SumProblem {
   int chosen_block() const { return block ? block : std::stoi(block_choice); }
 
   // --large and --planted apply to --verify-only alone (exit 2 otherwise).
-  void validate(const Cli& cli, const CommonOptions& opt) const {
+  void validate(const bench::Request<Step>& asked) const {
+    const Cli& cli = asked.cli;
+    const CommonOptions& opt = asked.opt;
     for (const char* name : {"--large", "--planted"})
       if (cli.was_given(name) && !opt.verify_only)
         cli.reject(std::string(name) + " applies only with --verify-only");

@@ -473,7 +473,8 @@ struct Problem {
   }
   // Exits 2 (before the GPU starts) when rows x cols is more elements than any option
   // accepts: each side alone is within kMaxElements, their product could even pass int64.
-  void validate(const Cli& cli, const CommonOptions&) const {
+  void validate(const bench::Request<Step>& asked) const {
+    const Cli& cli = asked.cli;
     if (rows > kMaxElements / cols)
       cli.reject("--rows x --cols " + std::to_string(rows) + " x " + std::to_string(cols) +
                  " is more elements than any option accepts; valid range: 1 to " +
