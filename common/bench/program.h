@@ -11,15 +11,22 @@
 //   using Step = bench::Step<...>;            its step table's type
 //   static constexpr const char* kName;      the results' problem column ("sum")
 //   void add_options(Cli&, const Program<Step>&);   before parsing
+//   std::string check_options(const Cli&, const CommonOptions&, const std::vector<Step>&)
+//       (optional) after parsing, before the GPU: "" or the one line of an option that does
+//       not apply to the chosen steps or mode (run() prints it and exits 2, GPU or not)
 //   void verify(const Session<Step>&);      --verify-only: a PASS/FAIL line per check
 //   void bench(const Session<Step>&);       the default run: the rows of the report
 //
-// Its bench() calls measure() (common/bench/protocol.h) itself, with the step's
-// launcher, so that main -> run -> bench -> measure -> time_gpu -> launch_<step>
-// are the five calls to the <<<>>>.
+// Its bench() calls measure() (common/bench/protocol.h), itself or through one
+// helper, with the step's launcher: main -> run -> bench -> [helper] -> measure ->
+// launch_<step>, at most five calls to the <<<>>>.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/bench/step.h"
@@ -50,7 +57,17 @@ struct Session {
   std::string variant;   // --variant as given ("all" unless given)
 };
 
-// Parses (bad input exits 2), starts the GPU (none: exits 77), runs the problem's
+namespace detail {
+template <class P, class S, class = void>
+struct HasCheckOptions : std::false_type {};
+template <class P, class S>
+struct HasCheckOptions<P, S,
+                       std::void_t<decltype(std::declval<const P&>().check_options(
+                           std::declval<const Cli&>(), std::declval<const CommonOptions&>(),
+                           std::declval<const std::vector<S>&>()))>> : std::true_type {};
+}  // namespace detail
+
+// Parses (bad input, and Problem::check_options' errors, exit 2), starts the GPU (none: exits 77), runs the problem's
 // checks or rows; the exit code is the report's (1 when any check failed).
 template <class Problem>
 int run(int argc, char** argv, const Program<typename Problem::Step>& program,
@@ -64,10 +81,18 @@ int run(int argc, char** argv, const Program<typename Problem::Step>& program,
     cli.set_steps(steps);
   problem.add_options(cli, program);
   const CommonOptions opt = cli.parse_or_exit(argc, argv);
+  std::vector<typename Problem::Step> chosen_steps = chosen(program.steps, variant);
+  if constexpr (detail::HasCheckOptions<Problem, typename Problem::Step>::value) {
+    const std::string error = problem.check_options(cli, opt, chosen_steps);
+    if (!error.empty()) {
+      std::fprintf(stderr, "%s: error: %s\n", program.name, error.c_str());
+      std::exit(kExitBadInput);
+    }
+  }
   const Gpu gpu = start_gpu(opt);
   Report report(opt, gpu.copy_gbps, program.number, Problem::kName);
   const Session<typename Problem::Step> s{
-      opt, gpu, report, cli, program, chosen(program.steps, variant), variant};
+      opt, gpu, report, cli, program, std::move(chosen_steps), variant};
   if (opt.verify_only)
     problem.verify(s);
   else
