@@ -38,10 +38,10 @@ namespace sw::bench {
 
 template <class S>
 struct Program {
-  const char* name;     // "03_reduce_shared": the program, as built
-  const char* summary;  // one line for --help
-  const char* number;   // "03": the chapter, in the results
-  std::vector<S> steps;                  // the step table, in the lesson's order
+  const char* name;                              // "03_reduce_shared": the program, as built
+  const char* summary;                           // one line for --help
+  const char* number;                            // "03": the chapter, in the results
+  std::vector<S> steps;                          // the step table, in the lesson's order
   std::vector<std::string> extra_variants = {};  // --variant values beside the steps ("cub")
 };
 
@@ -62,7 +62,7 @@ template <class P, class S, class = void>
 struct HasCheckOptions : std::false_type {};
 template <class P, class S>
 struct HasCheckOptions<P, S,
-                       std::void_t<decltype(std::declval<const P&>().check_options(
+                       std::void_t<decltype(std::declval<P&>().check_options(
                            std::declval<const Cli&>(), std::declval<const CommonOptions&>(),
                            std::declval<const std::vector<S>&>()))>> : std::true_type {};
 }  // namespace detail
