@@ -64,10 +64,8 @@ int64_t grid_for(int64_t n, int64_t blocks) {
 namespace {
 
 using ch08::grid_for;
-
 using hg::kBins;
 using sw::HistCount;
-using sw::kFullMask;
 using sw::kWarp;
 
 constexpr int kSeedThreads = 256;    // the seed's block: one thread per bin

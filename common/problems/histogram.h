@@ -55,7 +55,6 @@
 
 #include "common/bench/program.h"
 #include "common/bench/protocol.h"
-#include "common/bench/step.h"
 #include "common/check.h"
 #include "common/cli.h"
 #include "common/cub_calls.h"
@@ -499,10 +498,7 @@ class FileRun {
     for (const auto& e : m.extra)
       t.extra[e.first] = e.first == "graded_gaps" ? std::max(t.extra[e.first], e.second)
                                                   : t.extra[e.first] + e.second;
-    bench::Verdict c;
-    c.ok = m.ok;
-    c.detail = m.detail;
-    add(k, v, c);
+    add(k, v, bench::Verdict{m.ok, m.detail});
   }
 
   // Every row's totals against the file's histogram: a check (--verify-only) or a row.
