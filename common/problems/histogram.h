@@ -570,7 +570,8 @@ struct Problem {
   bool large = false;            // --verify-only --large: the > 2^32-byte checks
 
   void add_options(Cli& cli, const bench::Program<Step>&) {
-    cli.add_int("--bytes", &n, 1, kMaxElements, "bytes to histogram");
+    cli.add_int("--bytes", &n, 1, kMaxElements,
+                "bytes to histogram (with --verify-only: checks at this size alone)");
     cli.add_choice("--dist", &dist, {"uniform", "equal", "skewed", "mix"},
                    "distribution of the bytes (benchmarks only this input)");
     cli.add_int("--value", &value, 0, 255, "the repeated byte of --dist equal and mix");
