@@ -1,7 +1,7 @@
-// What every histogram chapter's checks share (07 and 08 through histogram_harness.h,
-// and 15): the 64-bit totals a kernel counts into, the comparison of totals with the
-// reference (a bench::Verdict naming the first wrong bin), and the check of
-// --verify-only (checked_twice). Their timed rows go through sw::bench::measure
+// What every histogram chapter's checks share (07 and 08 through
+// common/problems/histogram.h, and 15): the 64-bit totals a kernel counts into and the
+// comparison of totals with the reference (a bench::Verdict naming the first wrong
+// bin). Their checks are bench::check_twice, their timed rows bench::measure
 // (common/bench/protocol.h). CUDA only: include it from .cu files.
 #pragma once
 
@@ -35,23 +35,6 @@ bench::Verdict compare_bins(const char* what, const Got* got, const uint64_t* wa
   v.ok = wrong == 0;
   if (wrong > 1) v.detail += " (" + std::to_string(wrong) + " bins wrong)";
   return v;
-}
-
-// The check of --verify-only, where no timed run follows: bench::check_once (poison
-// the outputs, run, check), then one more run WITHOUT poisoning, checked again (a
-// kernel that adds onto the last run's counts instead of zeroing them fails). In a
-// benchmark bench::measure does the second half: its warm-up and timed runs are not
-// poisoned, and it checks the last one (with --graded-timing it poisons and checks
-// every call). `data` is the row's bench data (poison, check, reseed, seed).
-template <class Data, class Run>
-bench::Verdict checked_twice(const Data& data, Run&& run) {
-  const bench::Verdict first = bench::check_once(data, run);
-  run();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  bench::Verdict again = data.check();
-  if (!first.ok) return first;
-  if (!again.ok) again.detail = "the second run, not poisoned: " + again.detail;
-  return again;
 }
 
 }  // namespace sw

@@ -17,13 +17,18 @@
 // Bottleneck:    the L2 atomic units' throughput on a few hot addresses, not DRAM.
 // Steps:         global-atomic-2xsm, global-atomic-full
 // Run:           build/chapters/07_histogram_atomic_naive [--bytes 2^30] [--offset K]
-//                [--dist uniform|equal|skewed|mix --value V --p P] [--file PATH]
-//                [--verify-only [--large]] [--json]
+//                [--dist uniform|skewed | --dist equal --value V | --dist mix --value V --p P]
+//                [--json]
+//                build/chapters/07_histogram_atomic_naive --file PATH [--offset K] [--verify-only]
+//                build/chapters/07_histogram_atomic_naive --verify-only [--bytes N] [--offset K]
+//                build/chapters/07_histogram_atomic_naive --verify-only --large
 #include <cstdint>
+#include <vector>
 
+#include "common/bench/program.h"
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
-#include "common/histogram_harness.h"
+#include "common/problems/histogram.h"
 
 namespace {
 
@@ -63,18 +68,18 @@ void launch_global_atomic(const hg::Job& j) {
   CHECK_LAUNCH();
 }
 
+// The step table. The problem runs CUB first, then these steps; both are slow: few
+// reps, and the all-equal input is cut to 2^28 bytes.
+const std::vector<hg::Step> kSteps = {
+    {"global-atomic-2xsm", launch_global_atomic<Grid::kSeed>, {}, "step", hg::kSlow},
+    {"global-atomic-full", launch_global_atomic<Grid::kFull>, {}, "step", hg::kSlow},
+};
+
 }  // namespace
 
-// The harness runs CUB first, then these steps; both are slow: few reps, and the
-// all-equal input is cut to 2^28 bytes.
 int main(int argc, char** argv) {
-  const hg::HistChapter chapter = {
-      "07_histogram_atomic_naive",
-      "256-bin byte histogram with one global atomicAdd per byte.",
-      "07",
-      {
-          {"global-atomic-2xsm", launch_global_atomic<Grid::kSeed>, /*slow=*/true},
-          {"global-atomic-full", launch_global_atomic<Grid::kFull>, /*slow=*/true},
-      }};
-  return hg::run_chapter(argc, argv, chapter);
+  const sw::bench::Program<hg::Step> program{
+      "07_histogram_atomic_naive", "256-bin byte histogram with one global atomicAdd per byte.",
+      "07", kSteps};
+  return sw::bench::run(argc, argv, program, hg::Problem{});
 }

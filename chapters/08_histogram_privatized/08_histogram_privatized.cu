@@ -31,27 +31,24 @@
 //                per-lane-vec16
 // lab shared-privatized: hide end
 // Run:           build/chapters/08_histogram_privatized [--bytes 2^30] [--offset K]
-//                [--dist uniform|equal|skewed|mix --value V --p P] [--file PATH]
-//                [--verify-only [--large]] [--json]
+//                [--dist uniform|skewed | --dist equal --value V | --dist mix --value V --p P]
+//                [--json]
+//                build/chapters/08_histogram_privatized --file PATH [--offset K] [--verify-only]
+//                build/chapters/08_histogram_privatized --verify-only [--bytes N] [--offset K]
+//                build/chapters/08_histogram_privatized --verify-only --large
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
+#include "common/bench/program.h"
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
-#include "common/histogram_harness.h"
-
-namespace {
+#include "common/problems/histogram.h"
+#include "histogram_vec16.h"  // grid_for; the 16-byte steps' launchers (histogram_vec16.cu)
 
 namespace hg = sw::histogram;
 
-using hg::kBins;
-using sw::HistCount;
-using sw::kFullMask;
-using sw::kWarp;
-
-constexpr int kSeedThreads = 256;    // the seed's block: one thread per bin
-constexpr int kSeedBlocksPerSm = 2;  // the seed's grid: 2 x SM count
-constexpr int kSeedWarps = kSeedThreads / kWarp;
+namespace ch08 {
 
 // A block's shared counters are 32 bits: no block may see 2^32 bytes. The grid gives
 // each block at most this many, plus one vector per thread and 30 edge bytes.
@@ -61,6 +58,19 @@ constexpr int64_t kMaxBytesPerBlock = int64_t{1} << 31;
 int64_t grid_for(int64_t n, int64_t blocks) {
   return std::max(blocks, sw::ceil_div(n, kMaxBytesPerBlock));
 }
+
+}  // namespace ch08
+
+namespace {
+
+using ch08::grid_for;
+using hg::kBins;
+using sw::HistCount;
+using sw::kWarp;
+
+constexpr int kSeedThreads = 256;    // the seed's block: one thread per bin
+constexpr int kSeedBlocksPerSm = 2;  // the seed's grid: 2 x SM count
+constexpr int kSeedWarps = kSeedThreads / kWarp;
 
 static_assert(kSeedThreads == kBins, "the seed's kernel has one thread per bin");
 
@@ -122,30 +132,27 @@ void launch_per_warp(const hg::Job& j) {
   CHECK_LAUNCH();
 }
 
+// The step table. The problem runs CUB first, then these steps, on each input. The
+// later steps hold the lab task's answer (zero, count, merge): they are in
+// histogram_vec16.cu, whose code a student copy of the histogram track leaves out.
+const std::vector<hg::Step> kSteps = {
+    {"seed-2xsm", launch_seed_2xsm},
+    {"shared-full-grid", launch_shared_full_grid},
+    {"per-warp", launch_per_warp},
+    // lab shared-privatized: hide begin
+    {"per-warp-vec16", ch08::launch_per_warp_vec16},
+    {"spread16-vec16", ch08::launch_spread16_vec16},
+    {"adaptive-vec16", ch08::launch_adaptive_vec16},
+    {"adaptive-runs-vec16", ch08::launch_adaptive_runs_vec16},
+    {"per-lane-vec16", ch08::launch_per_lane_vec16},
+    // lab shared-privatized: hide end
+};
+
 }  // namespace
 
-// The later steps hold the lab task's answer (zero, count, merge): they are in
-// histogram_vec16.cuh, whose code a student copy of the histogram track leaves out.
-// lab shared-privatized: hide begin
-#include "histogram_vec16.cuh"  // the 16-byte steps, per-warp-vec16 to per-lane-vec16
-// lab shared-privatized: hide end
-
-// The harness runs CUB first, then these steps, on each input.
 int main(int argc, char** argv) {
-  const hg::HistChapter chapter = {"08_histogram_privatized",
-                                   "256-bin byte histogram with privatized shared-memory counters.",
-                                   "08",
-                                   {
-                                       {"seed-2xsm", launch_seed_2xsm},
-                                       {"shared-full-grid", launch_shared_full_grid},
-                                       {"per-warp", launch_per_warp},
-                                       // lab shared-privatized: hide begin
-                                       {"per-warp-vec16", launch_per_warp_vec16},
-                                       {"spread16-vec16", launch_spread16_vec16},
-                                       {"adaptive-vec16", launch_adaptive_vec16},
-                                       {"adaptive-runs-vec16", launch_adaptive_runs_vec16},
-                                       {"per-lane-vec16", launch_per_lane_vec16},
-                                       // lab shared-privatized: hide end
-                                   }};
-  return hg::run_chapter(argc, argv, chapter);
+  const sw::bench::Program<hg::Step> program{
+      "08_histogram_privatized", "256-bin byte histogram with privatized shared-memory counters.",
+      "08", kSteps};
+  return sw::bench::run(argc, argv, program, hg::Problem{});
 }

@@ -93,7 +93,7 @@ struct Top2Problem {
   void validate(const sw::bench::Request<Step>& asked) const {
     if (large && asked.cli.was_given("--n"))
       asked.cli.reject("--n does not apply with --large (it checks " + std::to_string(kLargeN) +
-                 " elements)");
+                       " elements)");
   }
   // 9 sizes (or --n) x 11 input patterns, a misaligned start, and the seed's INT_MIN
   // sentinel (which must fail); with --large, check_large.

@@ -5,7 +5,7 @@
 //   -> sw::bench::measure(opt, row, data, launch, job) -> launch_<step> -> <<<>>>
 // (CUB's row: launch_cub<T>, which calls CUB), and --verify-only's:
 //   main -> sw::bench::run -> ManyBins::verify -> verify_row
-//   -> sw::bench::check_once(data, launch, job) -> launch_<step> -> <<<>>>
+//   -> sw::bench::check_twice(data, launch, job) -> launch_<step> -> <<<>>>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -18,7 +18,7 @@
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
 #include "common/data.h"
-#include "common/histogram_harness.h"
+#include "common/problems/histogram.h"
 #include "many_bins_harness.h"
 
 namespace ch15 {
@@ -218,13 +218,7 @@ sw::bench::Verdict verify_row(Context& c, Input& in, uint32_t bins,
   const Job job = job_for(c, in, bins, r.cluster);
   const Launch launch = launcher(r, job);
   const RowData data{c, in, bins, r, want, in.seed(), {}};
-  const sw::bench::Verdict first = sw::bench::check_once(data, launch, job);
-  launch(job);  // again, not poisoned: onto the first run's counts
-  CUDA_CHECK(cudaDeviceSynchronize());
-  sw::bench::Verdict again = data.check();
-  if (!first.ok) return first;
-  if (!again.ok) again.detail = "the second run, not poisoned: " + again.detail;
-  return again;
+  return sw::bench::check_twice(data, launch, job);
 }
 
 // --- the problem ------------------------------------------------------------------------

@@ -43,8 +43,7 @@ template <class P, class = void>
 struct HasValidate : std::false_type {};
 template <class P>
 struct HasValidate<P, std::void_t<decltype(std::declval<P&>().validate(
-                          std::declval<const Request<typename P::Step>&>()))>>
-    : std::true_type {};
+                          std::declval<const Request<typename P::Step>&>()))>> : std::true_type {};
 }  // namespace detail
 
 template <class S>

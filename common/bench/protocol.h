@@ -118,6 +118,25 @@ Verdict check_once(const Data& data, Launch&& launch, const Args&... args) {
   return data.check();
 }
 
+// check_once, then one more call WITHOUT poisoning, checked again: for outputs a
+// kernel accumulates into (a histogram that adds onto the last run's counts instead
+// of zeroing them passes check_once and fails here). In measure() the warm-up and
+// timed runs are that second call.
+template <class Data, class Launch, class... Args>
+Verdict check_twice(const Data& data, Launch&& launch, const Args&... args) {
+  restore(data);
+  data.poison();
+  launch(args...);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const Verdict first = data.check();
+  launch(args...);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  Verdict again = data.check();
+  if (!first.ok) return first;
+  if (!again.ok) again.detail = "the second run, not poisoned: " + again.detail;
+  return again;
+}
+
 // The whole protocol (see the top of this file). A failed check leaves its detail
 // in Result::detail, which the report prints beside the row.
 template <class Data, class Launch, class... Args>

@@ -1,8 +1,8 @@
 // Chapter 08's 16-byte steps, each kernel with its launcher under it: per-warp-vec16,
 // spread16-vec16, adaptive-vec16, adaptive-runs-vec16, per-lane-vec16, and their pieces.
-// Included once, by 08_histogram_privatized.cu after its seed steps, whose names it uses.
-// They repeat the lab task's answer: a student copy of the histogram track leaves them out.
-#pragma once
+// Part of the program 08_histogram_privatized, whose step table names the launchers
+// (histogram_vec16.h). They repeat the lab task's answer: a student copy of the
+// histogram track leaves them out.
 
 // lab shared-privatized: hide begin
 #include <algorithm>
@@ -10,10 +10,18 @@
 
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
-#include "common/histogram_harness.h"
+#include "common/problems/histogram.h"
 #include "common/vec16.cuh"
+#include "histogram_vec16.h"
 
-namespace {
+namespace hg = sw::histogram;
+
+namespace ch08 {
+
+using hg::kBins;
+using sw::HistCount;
+using sw::kFullMask;
+using sw::kWarp;
 
 constexpr int kVecThreads = 64;  // 2 warps: with 16 copies, 33 to 37 KiB of shared memory per
                                  // block, under the 48 KiB every GPU gives without opting in
@@ -259,5 +267,5 @@ void launch_per_lane_vec16(const hg::Job& j) {
   CHECK_LAUNCH();
 }
 
-}  // namespace
+}  // namespace ch08
 // lab shared-privatized: hide end
