@@ -34,7 +34,7 @@ struct CommonOptions {
   int64_t seed = 42;         // seed of the data generators (0 or more)
   bool verify_only = false;  // correctness sweep over awkward sizes, no timing
   bool json = false;         // one JSON object per result instead of a table
-  // The lab grader's timing (sw::time_graded): new input contents and a check for
+  // The lab grader's timing (in sw::bench::measure): new input contents and a check for
   // every timed call, the device idle at the end of each timed window, persisting
   // L2 lines off. Slower; for grading, not for the tutorial's tables.
   bool graded_timing = false;

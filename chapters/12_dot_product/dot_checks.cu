@@ -38,7 +38,7 @@ void check_steps(const sw::bench::Session<ch12::Step>& s, const ch12::Step& vend
   std::vector<ch12::Step> rows = {vendor};
   rows.insert(rows.end(), s.steps.begin(), s.steps.end());
   for (const ch12::Step& st : rows) {
-    const ch12::DotData data{d, st.more.from, st.more.depth(d), exact, true, d.uploaded};
+    const ch12::DotData data{{d}, st.more.from, st.more.depth(d), exact, true, d.uploaded};
     const sw::bench::Verdict v = sw::bench::check_once(data, st.launch, std::ref(d));
     s.report.check(v.ok, st.name + at, v.detail);
   }

@@ -60,7 +60,7 @@ void bench_size(const sw::bench::Session<ch12::Step>& s, const ch12::Step& vendo
   bool ceiling_done = false;
   for (const ch12::Step& st : rows) {
     const bool device = st.more.from == From::Device;
-    const ch12::DotData data{d, st.more.from, st.more.depth(d), false, false, 0, !device};
+    const ch12::DotData data{{d}, st.more.from, st.more.depth(d), false, false, 0, !device};
     sw::Result r;
     if (device) {
       r = sw::bench::measure(opt, {st.name, n, bytes, 1, false, st.role}, data, st.launch,
@@ -69,7 +69,7 @@ void bench_size(const sw::bench::Session<ch12::Step>& s, const ch12::Step& vendo
     } else {
       if (!ceiling_done) {  // the ceiling of every end-to-end row: the copies alone
         sw::Result c = sw::bench::measure(e2e, {"h2d-copy-pinned", n, bytes, 1, false, "ceiling"},
-                                          ch12::CopyData{d}, ch12::copy_inputs, std::ref(d));
+                                          ch12::CopyData{{d}}, ch12::copy_inputs, std::ref(d));
         c.note = "copies only";
         s.report.add(c);
         ceiling_done = true;

@@ -97,6 +97,17 @@ struct Dot {
   uint64_t uploaded = 0;      // input_digest() of x and y as upload() wrote them
 };
 
+// What DotData and CopyData share: the Dot they check, and new x and y from a seed
+// (Dot::generate) for --graded-timing.
+struct NewInputs {
+  Dot& d;
+  bool reseed(uint64_t s) const {
+    d.generate(s);
+    return true;
+  }
+  uint64_t seed() const { return d.seed; }
+};
+
 // One version on d as sw::bench::measure and check_once see it
 // (common/bench/protocol.h):
 //  - the result to poison: on the device, on the host, and, through d.poison_fresh,
@@ -109,8 +120,7 @@ struct Dot {
 //    timed events, the events of the call before it are collected (Split).
 // The kernel rows (From::Device) report their error against sum |x_i y_i|
 // (rel_error); the end-to-end rows, the same kernels, do not.
-struct DotData {
-  Dot& d;
+struct DotData : NewInputs {
   From from;  // From::Device: the result stays in d.result; else it is d.answer (host)
   int64_t depth;
   bool exact = false;
@@ -121,11 +131,6 @@ struct DotData {
   double bound() const;  // absolute
   void poison() const;
   sw::bench::Verdict check() const;
-  bool reseed(uint64_t s) const {
-    d.generate(s);
-    return true;
-  }
-  uint64_t seed() const { return d.seed; }
   void restore() const {
     if (split) d.split.collect_previous();
   }
@@ -134,15 +139,9 @@ struct DotData {
 // The copy ceiling's call (copy_inputs: x and y from pinned memory to the device) as
 // the protocol sees it: x and y on the device poisoned, then checked against the
 // digest of what upload() wrote; new x and y from a seed.
-struct CopyData {
-  Dot& d;
+struct CopyData : NewInputs {
   void poison() const;
   sw::bench::Verdict check() const;
-  bool reseed(uint64_t s) const {
-    d.generate(s);
-    return true;
-  }
-  uint64_t seed() const { return d.seed; }
 };
 void copy_inputs(Dot& d);
 

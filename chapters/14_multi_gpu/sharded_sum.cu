@@ -61,7 +61,8 @@ enum class TotalOn { kHost, kNccl };
 
 // shard-host-combine and shard-nccl-allreduce: every GPU sums its shard with chapter 06's two
 // passes (the block sums, then one block adds them). kHost: each GPU copies its sum to the host,
-// which adds them. kNccl: one all-reduce of one float per GPU.
+// which adds them (host-combine-scalar's launcher). kNccl: one all-reduce of one float per GPU
+// (nccl-allreduce-scalar's).
 template <TotalOn kTotal>
 void launch_sharded_sum(Machine& m, Shards& s) {
   for (int g = 0; g < s.count; ++g) {
@@ -73,25 +74,11 @@ void launch_sharded_sum(Machine& m, Shards& s) {
     reduce_overload<kSumBlock, Finish::kPartials>
         <<<1, kSumBlock, 0, m.stream[g][0]>>>(s.partials[g].get(), blocks, s.sum[g].get());
     CHECK_LAUNCH();
-    if (kTotal == TotalOn::kHost)
-      CUDA_CHECK(cudaMemcpyAsync(&s.host_sums[g], s.sum[g].get(), sizeof(float),
-                                 cudaMemcpyDeviceToHost, m.stream[g][0]));
   }
-  if (kTotal == TotalOn::kHost) {
-    double total = 0;
-    for (int g = 0; g < s.count; ++g) {
-      CUDA_CHECK(cudaStreamSynchronize(m.stream[g][0]));
-      total += s.host_sums[g];
-    }
-    s.host_total = total;
-    return;
-  }
-  const std::vector<ncclComm_t>& comm = m.comm(s.count);
-  NCCL_CHECK(ncclGroupStart());
-  for (int g = 0; g < s.count; ++g)
-    NCCL_CHECK(ncclAllReduce(s.sum[g].get(), s.total[g].get(), 1, ncclFloat, ncclSum, comm[g],
-                             m.stream[g][0]));
-  NCCL_CHECK(ncclGroupEnd());
+  if (kTotal == TotalOn::kHost)
+    launch_host_combine(m, s);
+  else
+    launch_nccl_combine(m, s);
 }
 
 // A poisoned run, checked; the timed runs; the last one checked again (bit for bit against the

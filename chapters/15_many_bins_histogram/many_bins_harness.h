@@ -3,7 +3,7 @@
 // a bin count (CUB, then each step that fits the job, a cluster step at each cluster
 // size that fits), and a row's measured run (many_bins_harness.cu) or check
 // (verify_row; the checks themselves are in many_bins_checks.cu). It stands on common/:
-// CUB at any width and bin count (sw::histogram::CubHistogramEven, histogram_harness.h),
+// CUB at any width and bin count (sw::histogram::CubHistogramEven, common/problems/histogram.h),
 // the one measurement protocol (sw::bench::measure and check_once,
 // common/bench/protocol.h) and the 64-bit totals (sw::HistCount, histogram_check.h).
 //
