@@ -51,7 +51,10 @@
 // NVLink multicast (NVLS) stays off: main() sets NCCL_NVLS_ENABLE=0 before NCCL starts.
 // Steps:         shard-host-combine, naive-gather, ring, ipc-ring
 // Run:           build/chapters/14_multi_gpu [--gpus K] [--n 2^31] [--shard 2^29] [--slices S]
-//                [--ring-reads peer|copy] [--part 1|2] [--verify-only] [--json]
+//                [--ring-reads peer|copy] [--json]
+//                build/chapters/14_multi_gpu --part 1 [--gpus K] [--n 2^31] [--shard 2^29]
+//                build/chapters/14_multi_gpu --part 2 [--gpus K] [--slices S] [--ring-reads peer|copy]
+//                build/chapters/14_multi_gpu --verify-only [--gpus K] [--part 1|2] [--json]
 //                Part 3, K ranks (launch.py prefixes each line with its rank; --net forces
 //                NCCL's network path: NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_IB_DISABLE,
 //                NCCL_SOCKET_IFNAME=lo and a NCCL_HOSTID per rank):
@@ -69,6 +72,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -161,6 +165,24 @@ void require_fits(const sw::Gpu& gpu, const Options& o, int k) {
 }  // namespace ch14
 
 // The parts in order; each checks itself with --verify-only, or measures.
+namespace ch14 {
+// An option that the chosen part (or --verify-only) leaves unused: one line, exit 2.
+void reject_unused(const sw::Cli& cli, const Options& o, bool verify_only) {
+  const auto none_of = [&](std::initializer_list<const char*> names, const char* why) {
+    for (const char* name : names)
+      if (cli.was_given(name)) cli.reject(std::string(name) + " " + why);
+  };
+  if (o.part != "3") none_of({"--bootstrap", "--timeout", "--loop"}, "applies to --part 3 only");
+  if (o.part == "3") none_of({"--gpus", "--shard"}, "does not apply to --part 3 (a GPU per rank)");
+  if (o.part == "1")
+    none_of({"--slices", "--ring-reads"}, "applies to the all-reduce, not --part 1");
+  if (o.part == "2") none_of({"--n", "--shard"}, "applies to the sharded sum, not --part 2");
+  if (verify_only && o.part != "3")
+    none_of({"--n", "--shard", "--slices", "--ring-reads"},
+            "does not apply to --verify-only (it checks its own sizes)");
+}
+}  // namespace ch14
+
 int main(int argc, char** argv) {
   // NVLink multicast (NVLS) off before NCCL starts: a program that uses it can put GPUs that
   // others share out of service. Forced, whatever the environment says.
@@ -169,6 +191,7 @@ int main(int argc, char** argv) {
   sw::Cli cli = ch14::make_cli(&o);
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
   ch14::require_rank_options(o.ranks);  // exits 2 on a bad --bootstrap, whatever the part
+  ch14::reject_unused(cli, o, opt.verify_only);
   if (o.part == "3") return ch14::run_ranks(opt, o.ranks, o.n, o.slices, o.ring_reads == "copy");
   const sw::Gpu gpu = sw::start_gpu(opt);
   int visible = 0;
