@@ -115,8 +115,8 @@ inline unsigned grid_size(int64_t blocks) {
 
 // --- what a launcher gets -------------------------------------------------------------
 
-// The input of one sum and every buffer a step may write. The harness allocates
-// them for the input's size and poisons them before every checked run.
+// The input of one sum and every buffer a step may write. Input allocates them for
+// the input's size; the protocol poisons them before every checked run.
 struct Sum {
   float* x;  // the input, n floats (chapter 02 sums in place over them)
   int64_t n;
@@ -136,7 +136,7 @@ struct Sum {
 using Launch = void (*)(const Sum&);  // every launch of one whole sum, each checked
 using Depth = int64_t (*)(const Sum&);
 
-// What the harness must know of a step beyond its launch (Step::traits, or-ed).
+// What the problem must know of a step beyond its launch (Step::traits, or-ed).
 enum : unsigned {
   kSameBits = 1,         // a fixed order of additions: every run gives the same bits (checked)
   kOverwritesInput = 2,  // the launch writes over x: restored before every run, outside the timing
@@ -441,11 +441,11 @@ inline void lesson(const CommonOptions& opt, Report& report, const Step& step, c
   report.add(r);
 }
 
-// --- planted steps: the harness's own defences, proven ---------------------------------
+// --- planted steps: the protocol's own defences, proven ---------------------------------
 //
 // `--verify-only --planted NAME` checks one deliberately broken step instead of the
 // chapter's; the test that runs it expects it to FAIL. Each fails only because a
-// defence of the harness works:
+// defence of the protocol works:
 //   never-writes       writes nothing, on an input whose sum is 0: only the poison
 //                      (NaN, not 0) in the output makes it fail
 //   writes-input-tail  sums correctly, then changes the LAST float of x: only the
@@ -539,7 +539,7 @@ struct SumProblem {
                    "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
     cli.add_choice("--planted", &plant,
                    {"none", "never-writes", "writes-input-tail", "unzeroed-shared"},
-                   "with --verify-only: check a planted broken step instead (the harness's own "
+                   "with --verify-only: check a planted broken step instead (the protocol's own "
                    "tests; it must fail)");
   }
 
