@@ -12,6 +12,8 @@ Planted submissions, each an export of the track with known changes:
   reference      the repository's code: every task PASS
   stubs          the export as a student gets it: every task NOT_IMPLEMENTED
   mistakes-K     the catalogued mistakes (mistakes.py), one per task per submission
+  correct-K      correct solutions written differently from the reference (corpus.py):
+                 every one must PASS
   exploits-K     the catalogued exploits (exploits.py): code that games the grader
   ghosts         every region replaced by its stub plus a comment: the code runs and
                  computes nothing, so the checks themselves must fail it
@@ -35,6 +37,7 @@ import tasks as T  # noqa: E402
 from labkit import regions  # noqa: E402
 from labkit.runner import Sandbox  # noqa: E402
 
+import corpus  # noqa: E402
 import exploits  # noqa: E402
 import grade  # noqa: E402
 import mistakes  # noqa: E402
@@ -163,7 +166,8 @@ def plant(track, dest, timing=True):
                       if e.timed and any(t.id == tid for t in tasks))
     if not timing and left_out:
         print(f"--no-timing: left out the exploits that only the graded timing catches: {', '.join(left_out)}")
-    for kind, catalogue in (("mistakes", mistakes.MISTAKES), ("exploits", exploits.EXPLOITS if timing else untimed)):
+    for kind, catalogue in (("mistakes", mistakes.MISTAKES), ("correct", corpus.CORRECT),
+                            ("exploits", exploits.EXPLOITS if timing else untimed)):
         for k, p in enumerate(pack(track, catalogue), 1):
             name = f"{kind}-{k}"
             export(track, dest / name, reference=True)

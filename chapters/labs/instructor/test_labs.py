@@ -52,6 +52,7 @@ import exploits as X  # noqa: E402
 import export as E  # noqa: E402
 import grade as G  # noqa: E402
 import leaks as L  # noqa: E402
+import corpus as C  # noqa: E402
 import mistakes as M  # noqa: E402
 import selftest as S  # noqa: E402
 
@@ -170,7 +171,7 @@ def check_static(track, tmp):
     for task in T.track_tasks(track):
         found = static.analyse(ref, task)
         expect(not found, f"{track}/{task.id}: the static pass finds nothing in the reference {[f.text() for f in found]}")
-        for m in M.MISTAKES.get(task.id, []) + X.EXPLOITS.get(task.id, []):
+        for m in M.MISTAKES.get(task.id, []) + X.EXPLOITS.get(task.id, []) + C.CORRECT.get(task.id, []):
             before = (ref / m.file).read_text()
             try:
                 S.apply(ref, task, m)
