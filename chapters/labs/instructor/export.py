@@ -34,6 +34,7 @@ import tasks as T  # noqa: E402
 from labkit import regions  # noqa: E402
 
 TRACK_FILE = "chapters/labs/track.txt"   # present in a student copy only: its track
+ANSWERS_FILE = "answers.md"               # the student's written predictions and answers (grade collects it)
 INSTRUCTOR = "chapters/labs/instructor"  # never exported
 SKIP_DIRS = {".git", "__pycache__", "doctest", ".whl", "gpu-logs", "doctest-carry"}
 MAINTAINERS = ("README.md", "docs/README.md")  # the copy gets its own README; docs/README.md is about the docs' upkeep
@@ -262,10 +263,46 @@ Without a GPU, `check` still reads your code (the region rules and the hints tha
 [docs/labs/checker.md](docs/labs/checker.md) lists under "Without a GPU") and builds
 it; the GPU stages say SKIP. A stub reports `NOT_IMPLEMENTED` until you write it.
 
+Before you measure a task, write your prediction in `answers.md` (the handout's
+"Predict before you measure"), and after it your measurements and what they show (its
+"Answer from measurements" questions): the instructor grades that file beside the checks.
+
 | task | what | files |
 |---|---|---|
 {rows}
 """
+
+
+def plain(text):
+    """One line of a handout's text, its links reduced to their words (the file sits
+    elsewhere in the copy)."""
+    return " ".join(re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text).split())
+
+
+def answers_template(track, root=ROOT):
+    """answers.md of a student copy: per task, the handout's "Predict before you measure"
+    paragraph (its blanks ____ to fill) and its "Answer from measurements" questions, each
+    followed by room for the answer. The grader copies the file beside the student's report."""
+    handout = Path(root) / "docs" / "labs" / f"{track}.md"
+    text = handout.read_text() if handout.exists() else ""
+    out = [f"# Predictions and answers: track {track}", "",
+           "Write your prediction before you measure, then your measurements and what they show. "
+           "The instructor reads this file beside the automatic grade (the rubric: docs/labs/course.md).", ""]
+    for t in T.track_tasks(track):
+        out += [f"## `{t.id}`: {t.title}", ""]
+        part = re.search(rf"^## Task \d+ · `{re.escape(t.id)}`.*?(?=^## )", text + "\n## ", re.M | re.S)
+        section = part.group(0) if part else ""
+        predict = re.search(r"\*\*Predict before you measure\.\*\*(.*?)(?=\n\n)", section, re.S)
+        answer = re.search(r"\*\*Answer from measurements\.\*\*\s*\n\n(.*?)(?=\n\n[^-\s])", section + "\n\nX", re.S)
+        if predict:
+            out += ["**Prediction.** " + plain(predict.group(1)), "", "My reasoning: ", ""]
+        if answer:
+            for q in re.split(r"\n- ", "\n" + answer.group(1).strip()):
+                if q.strip():
+                    out += ["**Question.** " + plain(q.strip().lstrip("- ")), "", "Answer: ", ""]
+        if not predict and not answer:
+            out += ["Notes: ", ""]
+    return "\n".join(out)
 
 
 def export(track, dest, reference=False, root=ROOT, check_strays=None, need_git=False):
@@ -296,6 +333,7 @@ def export(track, dest, reference=False, root=ROOT, check_strays=None, need_git=
         shutil.copy2(Path(root) / f, dest / f)
     (dest / TRACK_FILE).write_text(track + "\n")
     (dest / "README.md").write_text(student_readme(track))
+    (dest / ANSWERS_FILE).write_text(answers_template(track, root))
     track_ids = {t.id for t in T.track_tasks(track)}
     for path in dest.rglob("*"):
         if path.is_file() and path.suffix in regions.SOURCE_SUFFIXES:

@@ -1,6 +1,8 @@
 """Grading a folder of submissions (one student copy each) on this machine's GPU.
 
     python3 chapters/labs/lab.py grade reduce ~/course/submissions/ --out ~/course/grades/ --hidden ~/course/hidden.json
+    ... --part 1/2 --out parts/1 (one GPU), ... --part 2/2 --out parts/2 (another); then
+    python3 chapters/labs/lab.py grade reduce --merge parts/1 parts/2 --out ~/course/grades/
 
 1. The hidden file is read once, before any submission's code runs, and its digest
    is checked again at the end.
@@ -48,12 +50,31 @@ from labkit.check import (RUN_TIMEOUT, Settings, TaskResult, build, check_task, 
 from labkit.runner import Sandbox, run  # noqa: E402
 
 import audit  # noqa: E402
-from export import export  # noqa: E402
+from export import ANSWERS_FILE, answers_template, export  # noqa: E402
 
 SHEET = ["student", "track", "task", "status", "score", "detail", "public_passed", "public_total", "hidden_passed",
          "hidden_total", "median_ms", "gbps", "pct_of_copy", "speed_ratio", "speed_spread", "speed_band",
-         "sources_sha256", "gpu", "driver", "nvcc", "clocks", "sandbox", "seed", "graded_at"]
+         "sources_sha256", "gpu", "driver", "nvcc", "clocks", "sandbox", "seed", "answers", "graded_at"]
 DEFENCES = ("rules", "audit", "sandbox")  # what --without can switch off (the self-test's proofs only)
+
+
+def usage_error(message):
+    """A bad option: one line on stderr, exit code 2."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def parse_part(text):
+    """--part i/k: (i, k), 1 <= i <= k; none: (1, 1)."""
+    if not text:
+        return 1, 1
+    try:
+        i, k = (int(x) for x in text.split("/"))
+    except ValueError:
+        usage_error(f"--part {text}: expected i/k, e.g. 1/4")
+    if not 1 <= i <= k:
+        usage_error(f"--part {text}: i must be 1 to k")
+    return i, k
 
 
 def nvidia_smi(query):
@@ -418,6 +439,10 @@ class Grader:
         subs = sorted(p for p in subs_dir.iterdir() if p.is_dir())
         if not subs:
             raise SystemExit(f"error: grade: {subs_dir} holds no submission folders")
+        part, parts = parse_part(getattr(self.a, "part", None))
+        if parts > 1:  # every k-th submission in name order: one part per GPU, side by side
+            print(f"part {part}/{parts}: {len(subs[part - 1::parts])} of {len(subs)} submissions", flush=True)
+            subs = subs[part - 1::parts]
         self.build_all(subs)
         results = self.check_all(subs)
         self.time_all(subs, results)
@@ -428,7 +453,9 @@ class Grader:
             per = [results[(sub.name, t.id)] for t in self.tasks]
             write_report(self.out, sub.name, self.track, per, self.versions)
             sandbox = self.sandbox_note(sub.name)
-            rows += [sheet_row(sub.name, self.track, r, self.versions, self.a.seed, sandbox) for r in per]
+            answers = collect_answers(sub, self.out, self.track)
+            rows += [sheet_row(sub.name, self.track, r, self.versions, self.a.seed, sandbox) | {"answers": answers}
+                     for r in per]
             print(f"{sub.name}: " + ", ".join(f"{r.task} {r.status}" for r in per), flush=True)
         with open(self.out / "grades.csv", "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=SHEET)
@@ -441,6 +468,20 @@ class Grader:
         if not self.a.keep_work:
             shutil.rmtree(self.work, ignore_errors=True)
         return 0
+
+
+def collect_answers(sub, out, track):
+    """The student's answers.md (predictions and answers, read by the instructor beside the
+    grade: docs/labs/course.md's rubric), copied to <student>.answers.md; what the sheet's
+    answers column says of it: missing, blank (the template as exported) or the words written."""
+    path = Path(sub) / ANSWERS_FILE
+    if not path.is_file():
+        return "missing"
+    text = path.read_text(errors="replace")
+    shutil.copy(path, Path(out) / f"{Path(sub).name}.answers.md")
+    blank = set(answers_template(track).split())
+    written = [w for w in text.split() if w not in blank]
+    return f"{len(written)} words" if written else "blank"
 
 
 def sheet_row(student, track, r, versions, seed, sandbox):
@@ -499,8 +540,10 @@ def write_report(out, student, track, results, versions):
 
 def add_arguments(s):
     s.add_argument("track")
-    s.add_argument("submissions")
+    s.add_argument("submissions", nargs="?")
     s.add_argument("--out", required=True)
+    s.add_argument("--part", help="i/k: grade every k-th submission from the i-th (in name order), one part per GPU")
+    s.add_argument("--merge", nargs="+", metavar="DIR", help="join the graded parts' folders into --out")
     s.add_argument("--hidden", help='JSON file: {"seeds": [...], "cases": {task: [[args...]]}}')
     s.add_argument("--seed", type=int, default=42, help="seed of the public checks")
     s.add_argument("--jobs", type=int, default=1,
@@ -520,7 +563,49 @@ def add_arguments(s):
                    help="switch a defence off (the self-test proves each defence alone)")
 
 
+def merge(a):
+    """grade --merge DIR...: the parts' sheets, reports and results joined into --out, as
+    one grading of every submission would have written them; each part must have graded
+    this track, and no student may be in two parts."""
+    dirs = [Path(d) for d in a.merge]
+    missing = [str(d) for d in dirs if not (d / "grades.csv").is_file()]
+    if missing:
+        usage_error(f"--merge: no grades.csv in {', '.join(missing)} (did that part finish?)")
+    rows, seen, results = [], {}, {}
+    for d in dirs:
+        mine = list(csv.DictReader(open(d / "grades.csv")))
+        other = sorted({r["track"] for r in mine} - {a.track})
+        if other:
+            usage_error(f"--merge: {d} graded track {', '.join(other)}, not {a.track}")
+        for student in sorted({r["student"] for r in mine}):
+            if student in seen:
+                usage_error(f"--merge: {student} is in both {seen[student]} and {d}")
+            seen[student] = d
+        rows += mine
+        if (d / "results.json").is_file():
+            results.update(json.loads((d / "results.json").read_text()))
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for d in dirs:
+        for report in d.glob("*.md"):
+            shutil.copy(report, out / report.name)
+    rows.sort(key=lambda r: r["student"])  # a stable sort: each student's tasks keep their order
+    with open(out / "grades.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=SHEET)
+        w.writeheader()
+        w.writerows(rows)
+    (out / "results.json").write_text(json.dumps(dict(sorted(results.items())), indent=1) + "\n")
+    print(f"merged {len(dirs)} parts: {len(seen)} submissions, {len(rows)} rows into {out / 'grades.csv'}")
+    return 0
+
+
 def cmd_grade(a):
     if a.track not in T.TRACKS:
         raise SystemExit(f"error: grade: unknown track '{a.track}'")
+    if a.merge:
+        if a.submissions or a.part:
+            usage_error("--merge joins graded parts: give no submissions folder and no --part")
+        return merge(a)
+    if not a.submissions:
+        usage_error("grade: give the folder of submissions (or --merge DIR...)")
     return Grader(a).run()

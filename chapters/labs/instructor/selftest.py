@@ -40,6 +40,7 @@ from labkit.runner import Sandbox  # noqa: E402
 import corpus  # noqa: E402
 import exploits  # noqa: E402
 import grade  # noqa: E402
+from grade import parse_part, usage_error  # noqa: E402
 import mistakes  # noqa: E402
 from export import export  # noqa: E402
 
@@ -271,25 +272,6 @@ def stability(a, work, out):
         print(f"part {part}/{parts} of {a.stability} graded: join the parts with --merge")
         return 0
     return summarize_stability(a, list(csv.DictReader(open(out / "grades.csv"))), out)
-
-
-def usage_error(message):
-    """A bad option: one line on stderr, exit code 2."""
-    print(f"error: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
-def parse_part(text):
-    """--part i/k: (i, k), 1 <= i <= k; none: (1, 1)."""
-    if not text:
-        return 1, 1
-    try:
-        i, k = (int(x) for x in text.split("/"))
-    except ValueError:
-        usage_error(f"--part {text}: expected i/k, e.g. 1/4")
-    if not 1 <= i <= k:
-        usage_error(f"--part {text}: i must be 1 to k")
-    return i, k
 
 
 def summarize_stability(a, rows, out):

@@ -310,6 +310,7 @@ def grader_on_standin(tmp):
                             text=True).stdout for s in ("918273", "5550123")]
         expect(d[0].split("data digest")[1].split()[0] != d[1].split("data digest")[1].split()[0],
                "standin: two hidden seeds give different data")
+    grade_in_parts(work, hidden)
     expect(check.STATUSES == ["PASS", "FAIL", "NOT_IMPLEMENTED", "BUILD_FAIL", "CRASH", "TIMEOUT", "SANITIZER",
                               "SANITIZER_UNAVAILABLE", "SKIP", "NOT_RUN"], "the status set is the documented one")
     real = check.find_sanitizer
@@ -317,6 +318,36 @@ def grader_on_standin(tmp):
     st, _ = check.sanitize(T.task("shared-tree"), [], check.Settings())
     check.find_sanitizer = real
     expect(st == "SANITIZER_UNAVAILABLE", "without compute-sanitizer the stage says SANITIZER_UNAVAILABLE, never PASS")
+
+
+def grade_in_parts(work, hidden):
+    """grade --part 1/2, --part 2/2 and --merge write the sheet that one grading of the
+    same submissions writes (three of the self-test's, untimed); --merge refuses a
+    student graded in two parts."""
+    few = work / "few"
+    for name in ("reference", "stubs", "mistakes-1"):
+        shutil.copytree(work / "submissions" / name, few / name)
+    with open(few / "reference" / "answers.md", "a") as f:
+        f.write("\nMeasured 1.9 GB/s against a predicted 2, since the loop is latency-bound.\n")
+    lab = [sys.executable, str(LABS / "lab.py"), "grade", "standin"]
+    common = ["--hidden", str(hidden), "--no-timing", "--timeout", "10"]
+    runs = {"whole": [str(few)], "1": [str(few), "--part", "1/2"], "2": [str(few), "--part", "2/2"]}
+    for name, args in runs.items():
+        r = subprocess.run(lab + args + ["--out", str(work / f"part-{name}")] + common, capture_output=True, text=True)
+        expect(r.returncode == 0, f"standin: grade {' '.join(args[1:]) or 'whole'} runs ({r.stderr[-300:]})")
+    merged = subprocess.run(lab + ["--merge", str(work / "part-1"), str(work / "part-2"), "--out", str(work / "merged")],
+                            capture_output=True, text=True)
+    keys = ("student", "task", "status", "public_passed", "public_total", "hidden_passed", "hidden_total")
+    sheet = lambda d: [{k: r[k] for k in keys} for r in csv.DictReader(open(d / "grades.csv"))]  # noqa: E731
+    expect(merged.returncode == 0 and sheet(work / "merged") == sheet(work / "part-whole"),
+           "standin: grading in two parts and merging gives the sheet of one grading")
+    said = {r["student"]: r["answers"] for r in csv.DictReader(open(work / "merged" / "grades.csv"))}
+    expect(said.get("stubs") == "blank" and said.get("reference", "").endswith(" words")
+           and (work / "merged" / "reference.answers.md").is_file(),
+           f"standin: the sheet says whether answers.md was written, and the file is collected ({said})")
+    twice = subprocess.run(lab + ["--merge", str(work / "part-1"), str(work / "part-whole"), "--out", str(work / "bad")],
+                           capture_output=True, text=True)
+    expect(twice.returncode == 2 and "is in both" in twice.stderr, "standin: --merge refuses a student in two parts")
 
 
 def check_static_declaration(tmp):
@@ -566,7 +597,7 @@ def check_export_strays(tmp):
     plant(repo, strays)  # untracked sources where the copy takes files: not suspicious, never copied
     r, dest = export_from(repo, tmp, "clean")
     held = copy_files(dest) if dest.exists() else set()
-    extra = sorted(held - tracked - {E.TRACK_FILE})
+    extra = sorted(held - tracked - {E.TRACK_FILE, E.ANSWERS_FILE})  # written by the export, not in git
     expect(r.returncode == 0 and held and not extra and not (set(strays) & held),
            f"a clean export beside untracked source files holds tracked files only (exit {r.returncode}, "
            f"not tracked: {extra[:4]})")
@@ -582,7 +613,7 @@ def check_export_strays(tmp):
                                                             f"(exit {r.returncode})")
     r, dest = export_from(repo, tmp, "no-git-clean", "--without-git")
     held = copy_files(dest) if dest.exists() else set()
-    expect(r.returncode == 0 and held and held - {E.TRACK_FILE} <= tracked,
+    expect(r.returncode == 0 and held and held - {E.TRACK_FILE, E.ANSWERS_FILE} <= tracked,
            f"without git (--without-git) a clean tree exports the same kinds of file (exit {r.returncode}, "
            f"{sorted(held - {E.TRACK_FILE} - tracked)[:4]})")
     shutil.rmtree(repo, ignore_errors=True)
