@@ -410,10 +410,24 @@ def _shuffle_branch_hints(view, toks, lo, hi, taint, ctrl):
 RELATIONAL = {"<", ">", "<=", ">="}
 
 
+def _early_return(toks, lo, k):
+    """Whether an `if (...) return;` (or `{ return; }`) whose condition compares
+    something comes before token k in the function: the threads past the edge have
+    left, as an enclosing guard would keep them out."""
+    for j in range(lo, k):
+        if toks[j].text != "if" or j + 1 >= k or toks[j + 1].text != "(":
+            continue
+        close = _match(toks, j + 1)
+        nxt = close + 1 + (close + 1 < k and toks[close + 1].text == "{")
+        if nxt < k and toks[nxt].text == "return" and any(x.text in RELATIONAL for x in toks[j + 2:close]):
+            return True
+    return False
+
+
 def _store_hints(view, toks, lo, hi, taint, ctrl):
     """A store p[i] = ... (or an atomic on &p[i]) into global memory, i from the
     thread AND the block index (an element of the whole grid), with no enclosing
-    condition that compares anything."""
+    condition that compares anything and no early return on one before it."""
     block = tainted_names(toks, lo, hi, {"blockIdx"})
     shared = set()
     for j in range(lo, hi):  # declarations: __shared__ T name[...]
@@ -441,7 +455,7 @@ def _store_hints(view, toks, lo, hi, taint, ctrl):
         if not _uses(toks[k + 1:close], taint) or not _uses(toks[k + 1:close], block, {"blockIdx"}):
             continue
         guarded = any(c.start <= k < c.end and any(x.text in RELATIONAL for x in c.cond) for c in ctrl)
-        if not guarded:
+        if not guarded and not _early_return(toks, lo, k):
             out.append(Finding("store-without-guard", view.rel, t.line,
                                f"'{name}[...]' is written at an index from the thread index with no bounds check "
                                "around it: threads of the last, partial block write past the end"))
