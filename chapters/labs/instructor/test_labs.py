@@ -187,6 +187,8 @@ def check_static(track, tmp):
                     expect(not rules, f"{track}/{task.id}: the correct variant '{m.name}' gets no finding ({rules})")
             (ref / m.file).write_text(before)
         expect(len(M.MISTAKES.get(task.id, [])) >= 3, f"{track}/{task.id}: at least three catalogued mistakes")
+        expect(len(C.CORRECT.get(task.id, [])) >= 5,
+               f"{track}/{task.id}: at least five correct solutions unlike the reference (corpus.py)")
     shutil.rmtree(ref)
 
 
