@@ -1,8 +1,9 @@
 """Correct solutions written differently from the reference: the grader must pass every
 one (issue 47: a grader that fails a correct solution costs more trust than a missed
-cheat). Instructor only, like mistakes.py: `old` quotes the reference.
+cheat). Instructor only, like mistakes.py: `new` is a solution.
 
-Each entry is a Mistake whose `expect` is PASS: it replaces `old` by `new` once inside
+Each entry is a Mistake whose `expect` is PASS: it replaces `old`, the reference's
+whole region body as the repository holds it (mistakes.region_body), by `new` inside
 the task's region, the way a student who thought differently would write the task
 (another block size or loop shape, a guard the reference does not need, a butterfly
 instead of a shift, another tile). The repository's tests apply each one to a

@@ -1,20 +1,12 @@
 """Correct solutions of the dot-top2 track's tasks, written differently from the reference
 (see corpus.py)."""
-from mistakes import CH12, CH13, Mistake
+from mistakes import CH12, CH13, Mistake, region_body
 
 # --- dot-grid-stride: the whole region ------------------------------------------------------------
 # The bound (12_dot_product.cu, first_pass_depth) allows each product ceil(n4 / threads) + 3
 # roundings before the block sum: a thread's fmaf chain (at most ceil(n4 / threads) float4s),
 # one for the tail, two for (acc.x + acc.y) + (acc.z + acc.w). Every variant stays within it.
-DOT_REGION = """  for (int64_t i = first; i < n4; i += threads) {
-    const float4 a = x4[i], b = y4[i];
-    acc.x = fmaf(a.x, b.x, acc.x);
-    acc.y = fmaf(a.y, b.y, acc.y);
-    acc.z = fmaf(a.z, b.z, acc.z);
-    acc.w = fmaf(a.w, b.w, acc.w);
-  }
-  for (int64_t i = n4 * kVec + first; i < n; i += threads) acc.x = fmaf(x[i], y[i], acc.x);
-"""
+DOT_REGION = region_body(CH12, "dot-grid-stride")  # the reference's whole region
 
 DOT_TAIL_FIRST = """  // The n % 4 tail first (fewer than 4 floats, and the grid has at least 256 threads: one
   // product for each of the first n % 4 threads), into lane w; then the float4s.
@@ -124,10 +116,7 @@ DOT_WHILE_DOWN = """  // Walk the owned float4s from the last one down (the orde
 """
 
 # --- top2-merge: warp_merge's region and block_merge_shared's region ---------------------------------
-WARP_REGION = """#pragma unroll
-  for (int m = sw::kWarp / 2; m > 0; m >>= 1) t = merge(t, shfl_xor(t, m));
-  return t;
-"""
+WARP_REGION = region_body(CH13, "top2-merge")  # the reference's whole region
 
 WARP_ASCENDING = """  // The butterfly in the other order, lane masks 1, 2, 4, 8, 16: after mask m every lane
   // holds the top-2 of its aligned group of 2m lanes, the partner's group disjoint from its own.
@@ -196,11 +185,7 @@ WARP_XOR_LANE = """  // The butterfly with __shfl_sync and the partner's lane wr
   return t;
 """
 
-SHARED_REGION = """  for (int h = kThreads / 2; h > 0; h >>= 1) {
-    if (threadIdx.x < h) s[threadIdx.x] = merge(s[threadIdx.x], s[threadIdx.x + h]);
-    __syncthreads();  // outside the if: the seed synchronizes inside it, which is undefined
-  }
-"""
+SHARED_REGION = region_body(CH13, "top2-merge", 1)  # the reference's whole region
 
 SHARED_INTERLEAVED = """  // Interleaved pairs: at stride d, thread t (a multiple of 2d) merges s[t + d] into s[t];
   // s[t] then holds threads t .. t + 2d - 1.

@@ -1,26 +1,11 @@
 """Correct solutions of the histogram track's tasks, written differently from the reference
 (see corpus.py)."""
-from mistakes import CH07, CH08, Mistake
+from mistakes import CH07, CH08, Mistake, region_body
 
 # The reference bodies, whole: each variant replaces the whole region, so it reads alone.
-REF_GLOBAL_ATOMIC = """\
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    atomicAdd(&hist[in[i]], HistCount{1});
-"""
+REF_GLOBAL_ATOMIC = region_body(CH07, "global-atomic")  # the reference's whole region
 
-REF_SHARED_PRIVATIZED = """\
-  const int bin = threadIdx.x;
-  for (int c = 0; c < kCopies; ++c) sub[c][bin] = 0;
-  __syncthreads();
-  const int64_t stride = int64_t{gridDim.x} * kSeedThreads;
-  for (int64_t i = int64_t{blockIdx.x} * kSeedThreads + threadIdx.x; i < n; i += stride)
-    atomicAdd(&sub[copy][in[i]], 1u);
-  __syncthreads();
-  uint32_t total = 0;
-  for (int c = 0; c < kCopies; ++c) total += sub[c][bin];
-  if (total) atomicAdd(&hist[bin], HistCount{total});
-"""
+REF_SHARED_PRIVATIZED = region_body(CH08, "shared-privatized")  # the reference's whole region
 
 # --- global-atomic ----------------------------------------------------------------------
 
@@ -115,6 +100,21 @@ GA_CHUNKS = """\
 
 # --- shared-privatized ------------------------------------------------------------------
 
+
+# What every shared-privatized variant below begins and ends with: the block's copies zeroed,
+# and their totals added into the histogram.
+SP_ZERO = """\
+  const int bin = threadIdx.x;
+  for (int c = 0; c < kCopies; ++c) sub[c][bin] = 0;
+  __syncthreads();
+"""
+SP_MERGE = """\
+  __syncthreads();
+  uint32_t total = 0;
+  for (int c = 0; c < kCopies; ++c) total += sub[c][bin];
+  if (total) atomicAdd(&hist[bin], HistCount{total});
+"""
+
 SP_BINS_LOOP = """\
   // No thread-per-bin assumption: thread t zeroes and merges bins t, t + 256, ...; the
   // count is a while loop.
@@ -135,10 +135,7 @@ SP_BINS_LOOP = """\
   }
 """
 
-SP_UNROLL4 = """\
-  const int bin = threadIdx.x;
-  for (int c = 0; c < kCopies; ++c) sub[c][bin] = 0;
-  __syncthreads();
+SP_UNROLL4 = SP_ZERO + """\
   // Four independent byte loads in flight per iteration, then the bytes left one at a time.
   const int64_t stride = int64_t{gridDim.x} * kSeedThreads;
   int64_t i = int64_t{blockIdx.x} * kSeedThreads + threadIdx.x;
@@ -150,16 +147,9 @@ SP_UNROLL4 = """\
     atomicAdd(&sub[copy][b3], 1u);
   }
   for (; i < n; i += stride) atomicAdd(&sub[copy][in[i]], 1u);
-  __syncthreads();
-  uint32_t total = 0;
-  for (int c = 0; c < kCopies; ++c) total += sub[c][bin];
-  if (total) atomicAdd(&hist[bin], HistCount{total});
-"""
+""" + SP_MERGE
 
-SP_WORDS = """\
-  const int bin = threadIdx.x;
-  for (int c = 0; c < kCopies; ++c) sub[c][bin] = 0;
-  __syncthreads();
+SP_WORDS = SP_ZERO + """\
   // Four bytes a load: the bytes before the input's first 4-byte boundary (it may start at
   // any offset), whole aligned words (grid-stride), then the last bytes.
   const int64_t tid = int64_t{blockIdx.x} * kSeedThreads + threadIdx.x;
@@ -178,16 +168,9 @@ SP_WORDS = """\
   const int64_t tail = head + 4 * words;  // bytes [0, head) and [tail, n): at most 3 each
   if (tid < head) atomicAdd(&sub[copy][in[tid]], 1u);
   if (tid < n - tail) atomicAdd(&sub[copy][in[tail + tid]], 1u);
-  __syncthreads();
-  uint32_t total = 0;
-  for (int c = 0; c < kCopies; ++c) total += sub[c][bin];
-  if (total) atomicAdd(&hist[bin], HistCount{total});
-"""
+""" + SP_MERGE
 
-SP_WARP_MATCH = """\
-  const int bin = threadIdx.x;
-  for (int c = 0; c < kCopies; ++c) sub[c][bin] = 0;
-  __syncthreads();
+SP_WARP_MATCH = SP_ZERO + """\
   // Warp aggregation: lanes with the same byte find each other and the lowest adds how many
   // they are. base is the warp's first byte, the same in its 32 lanes, so the whole warp
   // runs every iteration (the full mask is right); a lane past the end holds 256 (no byte).
@@ -200,16 +183,9 @@ SP_WARP_MATCH = """\
     if (byte < 256u && lane == static_cast<unsigned>(__ffs(peers) - 1))
       atomicAdd(&sub[copy][byte], static_cast<uint32_t>(__popc(peers)));
   }
-  __syncthreads();
-  uint32_t total = 0;
-  for (int c = 0; c < kCopies; ++c) total += sub[c][bin];
-  if (total) atomicAdd(&hist[bin], HistCount{total});
-"""
+""" + SP_MERGE
 
-SP_RUNS = """\
-  const int bin = threadIdx.x;
-  for (int c = 0; c < kCopies; ++c) sub[c][bin] = 0;
-  __syncthreads();
+SP_RUNS = SP_ZERO + """\
   // Each thread counts a run of equal bytes in a register and adds it to the shared copy
   // when its byte changes, and once more after the loop (a block sees < 2^32 bytes).
   const int64_t stride = int64_t{gridDim.x} * kSeedThreads;
@@ -225,11 +201,7 @@ SP_RUNS = """\
     ++run;
   }
   if (run > 0) atomicAdd(&sub[copy][run_byte], run);
-  __syncthreads();
-  uint32_t total = 0;
-  for (int c = 0; c < kCopies; ++c) total += sub[c][bin];
-  if (total) atomicAdd(&hist[bin], HistCount{total});
-"""
+""" + SP_MERGE
 
 SP_FOLD_CHUNKS = """\
   const int bin = threadIdx.x;

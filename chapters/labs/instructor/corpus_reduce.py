@@ -8,76 +8,23 @@ element's additions at or below that depth (an addition of 0.0f is exact and add
 no rounding, which the predicated variants use), and adds in a fixed order, so
 chapter 06's same-bits steps give the same bits on every run.
 """
-from mistakes import CH02, CH03, CH05, CH06, Mistake  # noqa: F401
+from mistakes import CH02, CH03, CH05, CH06, Mistake, region_body  # noqa: F401
 
 CH04 = "chapters/04_reduce_dynamic_shared/04_reduce_dynamic_shared.cu"
 
 # --- the reference bodies (the `old` of every entry) ------------------------------------------
 
-GLOBAL_TREE = """\
-  const int tid = threadIdx.x;
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x;
-  float* block = x + base;
-  const int64_t left = n - base;
-  const int64_t count = left < blockDim.x ? left : blockDim.x;
-  for (int offset = blockDim.x / 2; offset > 0; offset /= 2) {
-    if (tid < offset && tid + offset < count) block[tid] += block[tid + offset];
-    __syncthreads();  // also makes this level's global writes visible to the block
-  }
-  if (tid == 0) partial[blockIdx.x] = block[0];
-"""
+GLOBAL_TREE = region_body(CH02, "global-tree")  # the reference's whole region
 
-SHARED_TREE_03 = """\
-#pragma unroll 1
-  for (int stride = kBlock / 2; stride > 0; stride /= 2) {
-    if (tid < stride) s[tid] += s[tid + stride];
-    __syncthreads();
-  }
-"""
+SHARED_TREE_03 = region_body(CH03, "shared-tree")  # the reference's whole region
 
-SHARED_TREE_04 = """\
-#pragma unroll 1
-  for (int stride = size / 2; stride > 0; stride /= 2) {
-    if (tid < stride) s[tid] += s[tid + stride];
-    __syncthreads();
-  }
-"""
+SHARED_TREE_04 = region_body(CH04, "shared-tree")  # the reference's whole region
 
-WARP_05 = """\
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) w += __shfl_down_sync(kFullMask, w, offset);
-"""
+WARP_05 = region_body(CH05, "warp-shuffle")  # the reference's whole region
 
-WARP_06 = """\
-#pragma unroll
-  for (int offset = sw::kWarp / 2; offset > 0; offset /= 2)
-    v += __shfl_down_sync(sw::kFullMask, v, offset);
-  return v;
-"""
+WARP_06 = region_body(CH06, "warp-shuffle")  # the reference's whole region
 
-GRID_STRIDE = """\
-  const float4* x4 = reinterpret_cast<const float4*>(x);
-  const int64_t n4 = n / kVec;
-  const int64_t threads = static_cast<int64_t>(gridDim.x) * kBlock;
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x;
-
-  float sum = 0.0f;
-  int64_t i = first;
-  // kUnroll loads issued before any is used; each one is a warp-contiguous 512 bytes.
-  for (; i + (kUnroll - 1) * threads < n4; i += kUnroll * threads) {
-    float4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(x4 + i + u * threads);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
-  }
-  for (; i < n4; i += threads) {  // fewer than kUnroll float4s left for this thread
-    const float4 v = __ldg(x4 + i);
-    sum += (v.x + v.y) + (v.z + v.w);
-  }
-  if (first < n - kVec * n4) sum += x[kVec * n4 + first];  // the scalar tail: n % 4 floats
-  return sum;
-"""
+GRID_STRIDE = region_body(CH06, "grid-stride")  # the reference's whole region
 
 # The common start of the grid-stride variants: the reference's names.
 GS_PRELUDE = """\

@@ -1,6 +1,6 @@
 """Correct solutions of the scan track's tasks, written differently from the reference
 (see corpus.py)."""
-from mistakes import Mistake
+from mistakes import Mistake, region_body
 
 SCAN_H = "chapters/16_scan/scan_lookback.cuh"
 CH18 = "chapters/18_radix_sort/18_radix_sort.cu"
@@ -9,14 +9,7 @@ CH18 = "chapters/18_radix_sort/18_radix_sort.cu"
 # The float bound (16_scan.cu, tile_depth) counts 5 additions for the warp scan: every variant
 # below adds at most one value into each lane's running value per step, in 5 steps (the
 # two-halves variant: 4 steps and one addition), so no element passes more than 5 additions.
-WARP_SCAN = """  const int lane = threadIdx.x % sw::kWarp;
-#pragma unroll
-  for (int d = 1; d < sw::kWarp; d *= 2) {
-    const T up = __shfl_up_sync(sw::kFullMask, v, d);
-    if (lane >= d) v += up;
-  }
-  return v;
-"""
+WARP_SCAN = region_body(SCAN_H, "warp-scan")  # the reference's whole region
 
 WARP_SCAN_DESCENDING = """  // The shift scan with the distances in the other order, 16, 8, 4, 2, 1: the sums of
   // distinct distances are still every s in 0..31 once, and the guard (the lane where each
@@ -93,7 +86,7 @@ WARP_SCAN_HALVES = """  // Two half-warp scans at once (__shfl_up_sync's width 1
 """
 
 # --- lookback: draw_tile, publish, read_status (one region each) ---------------------------------------
-DRAW = "    tile = static_cast<int64_t>(atomicAdd(counter, Count{1}));\n"
+DRAW = region_body(SCAN_H, "lookback")  # the reference's whole region
 DRAW_ATOMIC_REF = """    cuda::atomic_ref<Count, cuda::thread_scope_device> next(*counter);
     tile = static_cast<int64_t>(next.fetch_add(Count{1}, cuda::memory_order_relaxed));
 """
@@ -107,9 +100,7 @@ DRAW_CAS = """    // Compare-and-swap until the counter moves from the value see
     tile = static_cast<int64_t>(want);
 """
 
-PUBLISH = """  cuda::atomic_ref<Count, cuda::thread_scope_device> w(*word);
-  w.store((Count{flag} << kFlagShift) | (bits & kValueMask), cuda::memory_order_relaxed);
-"""
+PUBLISH = region_body(SCAN_H, "lookback", 1)  # the reference's whole region
 PUBLISH_RELEASE = """  // The word first (flag and value in disjoint bits: + is |), then one release store, a
   // stronger order than the protocol needs.
   const Count status = (static_cast<Count>(flag) << kFlagShift) + (bits & kValueMask);
@@ -123,10 +114,7 @@ PUBLISH_SYSTEM = """  // A wider scope and the strongest order: still one 64-bit
   w.store(Count{flag} << kFlagShift | (bits & kValueMask));
 """
 
-READ = """  cuda::atomic_ref<Count, cuda::thread_scope_device> w(*word);
-  const Count s = w.load(cuda::memory_order_relaxed);
-  return {static_cast<unsigned>(s >> kFlagShift), s & kValueMask};
-"""
+READ = region_body(SCAN_H, "lookback", 2)  # the reference's whole region
 READ_ACQUIRE = """  // One acquire load (stronger than needed); the value is the word without its flag bits.
   const Count s = cuda::atomic_ref<Count, cuda::thread_scope_device>(*word).load(cuda::memory_order_acquire);
   TileStatus out;
@@ -141,24 +129,7 @@ READ_CAS = """  // A compare-and-swap of 0 with 0 reads the word in one atomic a
 """
 
 # --- digit-scatter: the whole body of rank_in_warp ----------------------------------------------------
-RANK = """  const int lane = threadIdx.x % sw::kWarp;
-  unsigned same = sw::kFullMask;  // the lanes whose digit equals mine, bit by bit
-#pragma unroll
-  for (int b = 0; b < kDigitBits; ++b) {
-    const unsigned ones = __ballot_sync(sw::kFullMask, digit >> b & 1);
-    same &= digit >> b & 1 ? ones : ~ones;
-  }
-  const int leader = __ffs(same) - 1;
-  const unsigned below = __popc(same & ((1u << lane) - 1));
-  unsigned base = 0;
-  if (lane == leader) {
-    base = counts[digit];
-    counts[digit] = base + __popc(same);
-  }
-  base = __shfl_sync(sw::kFullMask, base, leader);
-  __syncwarp();
-  return base + below;
-"""
+RANK = region_body(CH18, "digit-scatter")  # the reference's whole region
 
 RANK_MATCH = """  // The lanes with my digit in one instruction (sm_70 on).
   const int lane = threadIdx.x % sw::kWarp;

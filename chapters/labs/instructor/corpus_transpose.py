@@ -1,32 +1,14 @@
 """Correct solutions of the transpose track's tasks, written differently from the reference
 (see corpus.py)."""
-from mistakes import CH09, CH10, Mistake
+from mistakes import CH09, CH10, Mistake, region_body
 
 # The reference bodies, whole: each variant replaces one whole region, so it reads alone.
 # Chapter 09 has two regions of the task naive; a variant rewrites one of them.
-REF_READ_COALESCED = """\
-  const int64_t r = static_cast<int64_t>(blockIdx.y) * kTile + threadIdx.y;
-  const int64_t c = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x;
-  if (r < rows && c < cols) out[c * rows + r] = in[r * cols + c];
-"""
+REF_READ_COALESCED = region_body(CH09, "naive")  # the reference's whole region
 
-REF_WRITE_COALESCED = """\
-  const int64_t c = static_cast<int64_t>(blockIdx.y) * kTile + threadIdx.y;
-  const int64_t r = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x;
-  if (r < rows && c < cols) out[c * rows + r] = in[r * cols + c];
-"""
+REF_WRITE_COALESCED = region_body(CH09, "naive", 1)  # the reference's whole region
 
-REF_SHARED_TILE = """\
-  // Read: a warp (fixed threadIdx.y) reads 32 consecutive floats of one input row.
-  const int64_t r = row0 + threadIdx.y, c = col0 + threadIdx.x;
-  if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = in[r * cols + c];
-  __syncthreads();  // the whole tile is in shared memory before anyone reads it
-
-  // Write: a warp writes 32 consecutive floats of one output row, i.e. one input
-  // column of the tile: output row col0 + y, output columns row0 + x.
-  const int64_t out_r = col0 + threadIdx.y, out_c = row0 + threadIdx.x;
-  if (out_r < cols && out_c < rows) out[out_r * rows + out_c] = tile[threadIdx.x][threadIdx.y];
-"""
+REF_SHARED_TILE = region_body(CH10, "shared-tile")  # the reference's whole region
 
 # --- naive ------------------------------------------------------------------------------
 

@@ -6,7 +6,14 @@ A Mistake replaces `old` by `new` once inside the task's region in `file`. `expe
 is the status the checker must give it and `says` a part of the line it must print
 (its detail or its diagnosis); the repository's tests apply every one of them.
 """
+import sys
 from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from labkit import regions  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @dataclass
@@ -19,6 +26,14 @@ class Mistake:
     says: str = ""       # part of the detail or diagnosis the checker must print; a|b: either
     point: str = ""      # the lab-design point it demonstrates (issue 18), for the handout
     static: str = ""     # the rule of labkit/static.py that must flag it without a GPU
+
+
+def region_body(file, task_id, k=0):
+    """The reference's body of the k-th region of task_id in `file`, as apply() matches
+    it: a correct solution (corpus.py) replaces the whole of it."""
+    lines = (ROOT / file).read_text().split("\n")
+    b, e = [(b, e) for t, b, e, _ in regions.find_regions(lines) if t == task_id][k]
+    return "\n".join(lines[b + 1:e]) + "\n"
 
 
 CH02 = "chapters/02_reduce_global/02_reduce_global.cu"
