@@ -6,7 +6,7 @@
 //     return sw::bench::run(argc, argv, program, rd::SumProblem{kBlock});
 //   }
 //
-// A problem (rd::SumProblem, hist::..., ...) is a struct holding its own options:
+// A problem (rd::SumProblem, hg::Problem, sc::ScanProblem, ...) is a struct holding its options:
 //
 //   using Step = bench::Step<...>;            its step table's type
 //   static constexpr const char* kName;      the results' problem column ("sum")
