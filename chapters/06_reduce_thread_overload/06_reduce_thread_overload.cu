@@ -216,9 +216,9 @@ const std::vector<rd::Step> kSteps = {
     {"single-pass-atomic", launch_single_pass_atomic, depth_single_pass_atomic},
     {"single-pass-last-block", launch_single_pass_last_block<Ticket::kAcqRel>,
      depth_single_pass_last_block, "step", rd::kSameBits},
-    {"two-pass-pdl", launch_two_pass_pdl, depth_two_pass<>, "step", rd::kSameBits | kNeedsPdl},
+    {"two-pass-pdl", launch_two_pass_pdl, depth_two_pass<>, "step", rd::kSameBits | rd::kNeedsPdl},
     {"single-pass-last-block-pdl", launch_single_pass_last_block_pdl, depth_single_pass_last_block,
-     "step", rd::kSameBits | kNeedsPdl},
+     "step", rd::kSameBits | rd::kNeedsPdl},
 };
 
 }  // namespace

@@ -26,7 +26,6 @@ namespace rd = sw::reduce;
 const std::vector<int> kSweep = {1, 2, 4, 8, 16, 32};  // blocks per SM measured by the default run
 constexpr int kOneStepBlocksPerSm = 16;  // --variant without --blocks-per-sm: past the knee
 constexpr int kRepeatRuns = 20;          // runs compared bit for bit
-constexpr unsigned kNeedsPdl = 8;        // a step's trait beside rd's: programmatic launch
 
 // Blocks of reduce_overload resident per SM at this block size: one full wave,
 // the grid of --verify-only unless --blocks-per-sm says otherwise.
@@ -37,13 +36,13 @@ inline int full_wave(int block) {
 }
 
 // The steps this GPU runs: where it (or the emulated GPU) lacks programmatic
-// dependent launch, each kNeedsPdl step is left out with a SKIP line that says why.
+// dependent launch, each rd::kNeedsPdl step is left out with a SKIP line that says why.
 inline std::vector<rd::Step> runnable(sw::Report& report, const std::vector<rd::Step>& steps) {
   std::string why;
   const bool pdl = sw::has_feature(sw::Feature::kProgrammaticLaunch, &why);
   std::vector<rd::Step> out;
   for (const rd::Step& step : steps)
-    if ((step.traits & kNeedsPdl) && !pdl)
+    if ((step.traits & rd::kNeedsPdl) && !pdl)
       report.skip(step.name, why);
     else
       out.push_back(step);

@@ -185,10 +185,14 @@ struct CompactProblem {
                  "with --verify-only: sizes above 2^31 and 2^32 (64-bit offsets)");
   }
 
+  // --large applies with --verify-only alone (exit 2, before the GPU starts).
+  void validate(const sw::bench::Request<Step>& asked) const {
+    sc::check_large(asked.cli, asked.opt.verify_only);
+  }
+
   // Every step on the awkward sizes (or --n, or --large's), its tile (and in the full
   // sweep up to 1000003 elements the tiny and an odd one), every keep ratio.
   void verify(const sw::bench::Session<Step>& s) const {
-    sc::check_large(s.cli, s.program.name, s.opt.verify_only);
     const bool n_given = s.cli.was_given("--n");
     const std::vector<int64_t> sizes = large     ? sc::large_sizes()
                                        : n_given ? std::vector<int64_t>{n}
@@ -221,7 +225,6 @@ struct CompactProblem {
   // The one-pass step's tile by measurement (with every step and no tile given), then at
   // each keep ratio CUB and every step.
   void bench(const sw::bench::Session<Step>& s) const {
-    sc::check_large(s.cli, s.program.name, s.opt.verify_only);
     sw::require_fits(s.gpu, "--n", n, kBytesPerElement);
     const CompactData d(n, s.opt.seed);
     sc::Tile tuned = sc::pick_tile(rows, block, ch16::kDefaultRows, kTiles);

@@ -221,7 +221,6 @@ void SortProblem::add_options(sw::Cli& cli, const sw::bench::Program<Step>&) {
 
 // Every step on every pattern, keys and (or) pairs, at the tile: a PASS/FAIL line each.
 void SortProblem::verify(const sw::bench::Session<Step>& s) const {
-  check_options(s);
   const bool n_given = s.cli.was_given("--n");
   const std::vector<int64_t> sizes = large     ? std::vector<int64_t>{(int64_t{1} << 31) + 17}
                                      : n_given ? std::vector<int64_t>{n}
@@ -252,7 +251,6 @@ void SortProblem::verify(const sw::bench::Session<Step>& s) const {
 // with every step (onesweep's tile swept first); at --n alone with --variant (what the
 // lab checker times). Bytes: one read and one write of every key (and value).
 void SortProblem::bench(const sw::bench::Session<Step>& s) const {
-  check_options(s);
   const bool with_pairs = sort != "keys";
   sw::require_fits(s.gpu, "--n", n,
                    bytes_per_key(with_pairs) + (with_pairs ? 8 : 4));  // and CUB's buffers

@@ -140,19 +140,16 @@ struct SortProblem {
   bool large = false;
 
   void add_options(sw::Cli& cli, const sw::bench::Program<Step>& program);
+  // --n at most kMaxKeys; --large with --verify-only alone (exit 2, before the GPU starts).
+  void validate(const sw::bench::Request<Step>& asked) const {
+    sw::scan::check_large(asked.cli, asked.opt.verify_only);
+    if (n > kMaxKeys)
+      asked.cli.reject("--n " + std::to_string(n) +
+                       ": a value is its key's u32 index; valid range: 1 to " +
+                       std::to_string(kMaxKeys));
+  }
   void verify(const sw::bench::Session<Step>& s) const;
   void bench(const sw::bench::Session<Step>& s) const;
-
- private:
-  // --n at most kMaxKeys; --large with --verify-only alone.
-  void check_options(const sw::bench::Session<Step>& s) const {
-    sw::scan::check_large(s.cli, s.program.name, s.opt.verify_only);
-    if (n <= kMaxKeys) return;
-    std::fprintf(stderr,
-                 "%s: error: --n %lld: a value is its key's u32 index; valid range: 1 to %lld\n",
-                 s.program.name, static_cast<long long>(n), static_cast<long long>(kMaxKeys));
-    std::exit(sw::kExitBadInput);
-  }
 };
 
 }  // namespace ch18

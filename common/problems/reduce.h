@@ -141,6 +141,7 @@ enum : unsigned {
   kSameBits = 1,         // a fixed order of additions: every run gives the same bits (checked)
   kOverwritesInput = 2,  // the launch writes over x: restored before every run, outside the timing
   kFinishOnHost = 4,     // the sum ends in *host_out, not in out
+  kNeedsPdl = 8,  // launched with programmatic dependent launch (chapter 06 skips it without)
 };
 
 // One row of a chapter's step table: {name, launch, depth, role, traits}. Its depth

@@ -132,16 +132,11 @@ inline CommonOptions sweep_options(CommonOptions opt) {
   return opt;
 }
 
-// An option that does not apply to the chosen steps or mode: one line naming it, exit 2.
-[[noreturn]] inline void bad_option(const char* program, const char* option,
-                                    const std::string& why) {
-  std::fprintf(stderr, "%s: error: %s: %s\n", program, option, why.c_str());
-  std::exit(kExitBadInput);
-}
-// --large applies to --verify-only alone.
-inline void check_large(const Cli& cli, const char* program, bool verify_only) {
+// --large applies to --verify-only alone (exit 2, before the GPU starts): the scan track's
+// problems call it from their validate().
+inline void check_large(const Cli& cli, bool verify_only) {
   if (cli.was_given("--large") && !verify_only)
-    bad_option(program, "--large", "applies with --verify-only only");
+    cli.reject("--large: applies with --verify-only only");
 }
 
 // Tracks the first few mismatches of a check that runs on many host threads.
@@ -533,7 +528,6 @@ struct ScanProblem {
   // Every step, type, mode and tile on the awkward sizes, or on --n, or on --large's;
   // then the chapter's extra checks.
   void verify(const bench::Session<Step>& s) const {
-    check_options(s);
     const bool n_given = s.cli.was_given("--n");
     const std::vector<int64_t> sizes = large     ? large_sizes()
                                        : n_given ? std::vector<int64_t>{n}
@@ -549,23 +543,23 @@ struct ScanProblem {
 
   // The default run of each type.
   void bench(const bench::Session<Step>& s) const {
-    check_options(s);
     require_fits(s.gpu, "--n", n, kScanBytesPerElement<float>);
     if (type != "f32") bench_type<uint32_t>(s, cpu_u32);
     if (type != "u32") bench_type<float>(s, cpu_f32);
   }
 
- private:
-  // --tile-rows and --block need a chosen step with a tile; --large, --verify-only.
-  void check_options(const bench::Session<Step>& s) const {
-    check_large(s.cli, s.program.name, s.opt.verify_only);
+  // --tile-rows and --block need a chosen step with a tile; --large, --verify-only
+  // (exit 2, before the GPU starts).
+  void validate(const bench::Request<Step>& asked) const {
+    check_large(asked.cli, asked.opt.verify_only);
     bool tile = false;
-    for (const Step& st : s.steps) tile = tile || (st.traits & kTile);
+    for (const Step& st : asked.steps) tile = tile || (st.traits & kTile);
     for (const char* option : {"--tile-rows", "--block"})
-      if (s.cli.was_given(option) && !tile)
-        bad_option(s.program.name, option, "the step " + s.variant + " has no tile");
+      if (asked.cli.was_given(option) && !tile)
+        asked.cli.reject(std::string(option) + ": the step " + asked.variant + " has no tile");
   }
 
+ private:
   // A step's tile: its own (--tile-rows / --block where given), or for the tuned step
   // the sweep's best.
   Tile tile_of(const Step& st, Tile tuned) const {

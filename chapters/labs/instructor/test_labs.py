@@ -48,11 +48,11 @@ sys.path.insert(0, str(INSTRUCTOR))
 import tasks as T  # noqa: E402
 from labkit import check, regions, static  # noqa: E402
 
+import corpus as C  # noqa: E402
 import exploits as X  # noqa: E402
 import export as E  # noqa: E402
 import grade as G  # noqa: E402
 import leaks as L  # noqa: E402
-import corpus as C  # noqa: E402
 import mistakes as M  # noqa: E402
 import selftest as S  # noqa: E402
 
