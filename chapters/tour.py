@@ -54,7 +54,8 @@ DEVICE_KEYS = ("cc", "sm_count", "memory_gb", "l2_mb", "theoretical_gbps", "warp
                "max_threads_per_sm", "max_threads_per_block", "max_blocks_per_sm", "regs_per_sm",
                "regs_per_block", "smem_per_sm_bytes", "smem_per_block_bytes", "smem_per_block_optin_bytes",
                "mem_bus_bits", "mem_clock_mhz", "sm_clock_mhz")
-RUN_KEYS = ("copy_gbps", "driver_cuda", "runtime_cuda", "gpu_count", "host_cpu", "host_cores", "commit", "date")
+RUN_KEYS = ("copy_gbps", "driver_cuda", "runtime_cuda", "gpu_count", "topology", "host_cpu", "host_cores", "commit",
+            "date")
 
 # The parameters column: the same rules as Report::params in common/report.cpp.
 MEASUREMENT_KEYS = ("value", "error", "bound")
@@ -275,13 +276,27 @@ def build(build_dir, programs):
         sys.exit(f"error: the chapter programs do not build in {build_dir}: no results written")
 
 
+def gpu_topology(gpu_count):
+    """How the GPUs are linked, as `nvidia-smi topo -m` prints it (its matrix rows, the legend
+    left out), on a machine with more than one GPU; None otherwise or without nvidia-smi."""
+    if (gpu_count or 0) < 2:
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    rows = [line.rstrip() for line in out.splitlines() if line.startswith(("\t", "GPU", "\x1b[4m"))]
+    return [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in rows] or None
+
+
 def run_meta(device):
     """This run's meta: the device record's figures, then the run's own."""
     meta = {"gpu": device["name"]}
     meta.update({k: device.get(k) for k in DEVICE_KEYS})
     meta.update({
         "copy_gbps": device["copy_gbps"], "driver_cuda": device["driver"], "runtime_cuda": device["runtime"],
-        "gpu_count": device.get("gpu_count"), "host_cpu": host_cpu(), "host_cores": host_cores(),
+        "gpu_count": device.get("gpu_count"), "topology": gpu_topology(device.get("gpu_count")),
+        "host_cpu": host_cpu(), "host_cores": host_cores(),
         "commit": git_commit(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     })

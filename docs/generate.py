@@ -51,7 +51,8 @@ ev(file, metric, name=, section=, index=); fmt= is a Python format spec.
 Plots: kind=line (x=, y=gbps, series=variant, logx=1, logy=1, gpus=all) or
 kind=bar; lines=copy,vendor draws the measured copy ceiling and the library;
 hlines=<variant> draws that record (any role) as a horizontal line; ylines=95:label a
-reference level. Each variant keeps one colour and marker in every plot of its chapter, and
+reference level; norm=first divides each line by its value at the smallest x (a speedup),
+ideal=1 draws y = x beside it. Each variant keeps one colour and marker in every plot of its chapter, and
 each GPU one line style. logx=1 labels
 x as 2^k for n and as plain numbers otherwise; logx=2 as 2^k always. legend=right
 puts the legend beside the axes, for plots with many lines.
@@ -1288,6 +1289,8 @@ def draw_plot(attrs, series, results, path, title):
             for key in dict.fromkeys(str(get(r, key_field)) for r in rows):
                 pts = sorted((get(r, x), get(r, y, data)) for r in rows
                              if str(get(r, key_field)) == key and get(r, y, data) is not None)
+                if attrs.get("norm") == "first" and pts and pts[0][1]:
+                    pts = [(px, py / pts[0][1]) for px, py in pts]  # against the smallest x: a speedup
                 color, marker = variant_style(results, chapters, key)
                 tops += [p[1] for p in pts]
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, ms=5, color=color, ls=ls,
@@ -1322,6 +1325,10 @@ def draw_plot(attrs, series, results, path, title):
             scope = {k: v for k, v in attrs.items() if k in ("chapter", "chapters", "problem", "note")}
             for r in select(data["records"], {**scope, "variant": variant}, default_roles=ALL_ROLES)[:1]:
                 ax.axhline(get(r, y, data), color="black", ls=ls, lw=0.8, zorder=3, label=variant + tag)
+    if attrs.get("ideal") == "1":  # y = x: K GPUs K times as fast as one
+        xs = sorted({get(r, attrs["x"]) for _, rows in series for r in rows})
+        ax.plot(xs, xs, color="gray", ls=(0, (4, 3)), lw=1, zorder=1, label="ideal: x times the first")
+        tops.append(max(xs))
     for spec in filter(None, attrs.get("ylines", "").split(",")):
         level, _, label = spec.partition(":")  # ylines=95:the knee's 95 %
         ax.axhline(float(level), color="black", ls=(0, (1, 2)), lw=1, zorder=3, label=label or level)
@@ -1334,7 +1341,8 @@ def draw_plot(attrs, series, results, path, title):
             ax.set_ylim(top=max(tops) * 1.5)
     else:
         ax.set_ylim(bottom=0, top=max(tops) * 1.08 if tops else None)
-    ax.set_ylabel(HEADERS.get(y, y.removeprefix("extra.")))
+    ax.set_ylabel("speedup over the first point" if attrs.get("norm") == "first"
+                  else HEADERS.get(y, y.removeprefix("extra.")))
     gpus = ", ".join(results[n]["meta"]["gpu"] for n, _ in series)
     ax.set_title(f"{title}\n{gpus}", fontsize=10)
     ax.grid(alpha=0.3)

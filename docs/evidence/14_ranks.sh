@@ -3,11 +3,12 @@
 # GPUs needed: 2
 #
 #   bash docs/evidence/14_ranks.sh <build_dir> > docs/runs/evidence/14_ranks.txt
+#   RANKS=4 bash docs/evidence/14_ranks.sh <build_dir> > docs/runs/evidence/14_ranks_4.txt
 #
-# In one session, on GPUs 0 and 1:
-#   1. one process: 14_multi_gpu --part 2 --gpus 2 --json (Part 2 alone: its ring at the best
+# In one session, on GPUs 0 to K - 1 (K = $RANKS, default 2):
+#   1. one process: 14_multi_gpu --part 2 --gpus K --json (Part 2 alone: its ring at the best
 #      of its sweep, NCCL);
-#   2. two processes: launch.py --ranks 2 -- 14_multi_gpu --part 3 --json, the IPC ring at the
+#   2. K processes: launch.py --ranks K -- 14_multi_gpu --part 3 --json, the IPC ring at the
 #      one-process ring's slices and read mode at 1 GiB; NCCL_DEBUG=INFO for NCCL's transport;
 #   3. NCCL's network path: the same with launch.py --net (NCCL_P2P_DISABLE=1,
 #      NCCL_SHM_DISABLE=1, NCCL_IB_DISABLE=1, NCCL_SOCKET_IFNAME=lo, a NCCL_HOSTID per rank),
@@ -19,35 +20,37 @@ set -uo pipefail
 build=${1:?usage: $0 <build_dir>}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 exe="$build/chapters/14_multi_gpu"
-launch=(python3 "$here/chapters/14_multi_gpu/one_process_per_gpu/launch.py" --ranks 2)
+k=${RANKS:-2}
+launch=(python3 "$here/chapters/14_multi_gpu/one_process_per_gpu/launch.py" --ranks "$k")
+devices=$(seq -s, 0 $((k - 1)))
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-CUDA_VISIBLE_DEVICES=0,1 "$exe" --part 2 --gpus 2 --json > "$work/one.json" 2> "$work/one.err"
+CUDA_VISIBLE_DEVICES=$devices "$exe" --part 2 --gpus "$k" --json > "$work/one.json" 2> "$work/one.err"
 echo "one process: exit $?"
 # The one-process ring's slices and read mode at 1 GiB, for the IPC ring.
-read -r slices reads < <(python3 - "$work/one.json" <<'PY'
+read -r slices reads < <(python3 - "$work/one.json" "$k" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     if line.startswith("{"):
         r = json.loads(line)
-        if r.get("variant") == "ring" and r.get("note") == "gpus=2" and r.get("n") == 1 << 28:
+        if r.get("variant") == "ring" and r.get("note") == f"gpus={sys.argv[2]}" and r.get("n") == 1 << 28:
             print(int(r["extra"]["slices"]), "peer" if r["extra"]["peer_reads"] else "copy")
 PY
 )
 echo "the one-process ring at 1 GiB: slices=${slices:-?} reads=${reads:-?}"
 NCCL_DEBUG=INFO "${launch[@]}" -- "$exe" --part 3 --json --slices "${slices:-1}" \
   --ring-reads "${reads:-peer}" > "$work/ranks.out" 2> "$work/ranks.err"
-echo "two processes: exit $?"
+echo "$k processes: exit $?"
 NCCL_DEBUG=INFO "${launch[@]}" --net -- "$exe" --part 3 --json --reps 5 > "$work/net.out" 2> "$work/net.err"
-echo "two processes, --net: exit $?"
+echo "$k processes, --net: exit $?"
 "${launch[@]}" --net -- "$exe" --part 3 --verify-only > "$work/net_verify.out" 2> "$work/net_verify.err"
-echo "two processes, --net, --verify-only: exit $?"
+echo "$k processes, --net, --verify-only: exit $?"
 echo
 
-python3 - "$work" <<'PY'
+python3 - "$work" "$k" <<'PY'
 import json, os, re, sys
-work = sys.argv[1]
+work, k = sys.argv[1], sys.argv[2]
 
 def records(name, prefix):
     out = []
@@ -64,7 +67,7 @@ for run, recs in runs.items():
     for r in recs:
         if r.get("record") != "result" or r.get("problem") != "all-reduce" or r.get("role") == "sweep":
             continue
-        if r.get("note") not in ("gpus=2", "ranks=2"):
+        if r.get("note") not in (f"gpus={k}", f"ranks={k}"):
             continue
         if run == "net" and r["variant"] != "nccl-allreduce":
             continue  # --net changes NCCL's path only
