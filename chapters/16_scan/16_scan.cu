@@ -31,6 +31,7 @@
 // Run:           build/chapters/16_scan [--n 2^28] [--type u32] [--variant lookback-vec]
 //                [--tile-rows 4 --block 256] [--verify-only [--large]] [--json]
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/bench/program.h"
@@ -200,7 +201,8 @@ const sc::TileChoices kTiles = {ch16::ScanRows::list(),
 
 }  // namespace
 
-void check_status_protocol(sw::Report& report);  // status_check.cu
+// status_check.cu; plant: "none" or "plain-load" (--planted: a broken reader, which must fail)
+void check_status_protocol(sw::Report& report, const std::string& plant);
 
 int main(int argc, char** argv) {
   const sw::bench::Program<sc::Step> program{
@@ -210,5 +212,6 @@ int main(int argc, char** argv) {
                         sc::ScanProblem{kTiles,
                                         {cpu_scan_1core<uint32_t>, cpu_scan_all_cores<uint32_t>},
                                         {cpu_scan_1core<float>, cpu_scan_all_cores<float>},
-                                        check_status_protocol});
+                                        check_status_protocol,
+                                        {"plain-load"}});
 }

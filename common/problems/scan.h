@@ -7,8 +7,9 @@
 //                                      straight from the generator (no host copy of x)
 //   ScanData, ScanRow                  a scan's buffers, and a row's data for bench::measure
 //   ScanProblem                        chapter 16: --verify-only (every step, type, mode and
-//                                      tile), or CUB, the CPU and every step at 2^28, the tile
-//                                      sweep, 2^30, 2^20 and the census
+//                                      tile; --planted: its status check, broken), or CUB, the
+//                                      CPU and every step at 2^28, the tile sweep, 2^30, 2^20
+//                                      and the census
 //
 // A scan launcher gets a ScanCall (the input, the output, the scratch it may use) and
 // writes into *tickets how many tickets its kernels must draw from the counter at
@@ -510,12 +511,15 @@ struct ScanProblem {
   TileChoices tiles;
   HostScans<uint32_t> cpu_u32;
   HostScans<float> cpu_f32;
-  void (*extra_checks)(Report&) =
-      nullptr;  // after --verify-only's (chapter 16: the status protocol)
+  // After --verify-only's checks (chapter 16: the status protocol); `plant` is "none", or
+  // the name of a planted broken part of that check (--planted), which must make it fail.
+  void (*extra_checks)(Report&, const std::string& plant) = nullptr;
+  std::vector<std::string> plants;  // what --planted offers beside "none"
   int64_t n = kDefaultN;
   std::string type = "all";
   std::string rows, block;  // "": each step's own (and the sweep's best for the tuned step)
   bool large = false;
+  std::string plant = "none";  // --planted
 
   void add_options(Cli& cli, const bench::Program<Step>&) {
     cli.add_int("--n", &n, 1, kMaxElements, "elements to scan");
@@ -523,11 +527,18 @@ struct ScanProblem {
     add_tile_options(cli, &rows, &block, tiles);
     cli.add_flag("--large", &large,
                  "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
+    if (plants.empty()) return;
+    std::vector<std::string> offered = {"none"};
+    offered.insert(offered.end(), plants.begin(), plants.end());
+    cli.add_choice("--planted", &plant, offered,
+                   "with --verify-only: only the extra check, with a planted broken part (the "
+                   "check's own test; it must fail)");
   }
 
   // Every step, type, mode and tile on the awkward sizes, or on --n, or on --large's;
   // then the chapter's extra checks.
   void verify(const bench::Session<Step>& s) const {
+    if (plant != "none") return extra_checks(s.report, plant);
     const bool n_given = s.cli.was_given("--n");
     const std::vector<int64_t> sizes = large     ? large_sizes()
                                        : n_given ? std::vector<int64_t>{n}
@@ -538,7 +549,7 @@ struct ScanProblem {
       if (type != "f32") verify_type<uint32_t>(s, size, !large && !n_given);
       if (type != "u32") verify_type<float>(s, size, !large && !n_given);
     }
-    if (!large && extra_checks) extra_checks(s.report);
+    if (!large && extra_checks) extra_checks(s.report, "none");
   }
 
   // The default run of each type.
@@ -548,10 +559,12 @@ struct ScanProblem {
     if (type != "u32") bench_type<float>(s, cpu_f32);
   }
 
-  // --tile-rows and --block need a chosen step with a tile; --large, --verify-only
-  // (exit 2, before the GPU starts).
+  // --tile-rows and --block need a chosen step with a tile; --large, --verify-only;
+  // --planted, --verify-only without --large (exit 2, before the GPU starts).
   void validate(const bench::Request<Step>& asked) const {
     check_large(asked.cli, asked.opt.verify_only);
+    if (asked.cli.was_given("--planted") && (!asked.opt.verify_only || large))
+      asked.cli.reject("--planted: applies with --verify-only only, without --large");
     bool tile = false;
     for (const Step& st : asked.steps) tile = tile || (st.traits & kTile);
     for (const char* option : {"--tile-rows", "--block"})
