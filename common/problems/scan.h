@@ -11,7 +11,7 @@
 //                                      CPU and every step at 2^28, the tile sweep, 2^30, 2^20
 //                                      and the census
 //
-// A scan launcher gets a ScanCall (the input, the output, the scratch it may use) and
+// A scan launcher gets a ScanCall (scan_call.h: the input, the output, the scratch) and
 // writes into *tickets how many tickets its kernels must draw from the counter at
 // state[0] (poison() zeroes it: a step whose kernels number their tiles by blockIdx.x
 // writes nothing); the problem zeroes nothing on the device itself and checks, after
@@ -43,6 +43,7 @@
 #include "common/data.h"
 #include "common/device.h"
 #include "common/parallel.h"
+#include "common/problems/scan_call.h"
 #include "common/report.h"
 #include "common/timing.h"
 #include "common/verify.h"
@@ -264,22 +265,7 @@ Verdict check_scan(const T* d_out, int64_t n, uint64_t seed, bool inclusive, int
 
 // --- chapter 16: its step table -------------------------------------------------------------
 
-// What a launcher gets: one whole scan of in into out, on `stream`.
-template <class T>
-struct ScanCall {
-  const T* in;
-  T* out;
-  int64_t n;
-  bool inclusive;
-  int rows, block;  // the tile of the single-pass steps (--tile-rows, --block)
-  T* partials;      // ceil(n / 32) + 64 elements: block or tile sums (16-byte aligned)
-  unsigned long long*
-      state;         // ceil(n / kMinTile) + 1 words: the ticket, then one status word per tile
-  int64_t* tickets;  // the launcher writes the tickets its kernels must draw (if any)
-  cudaStream_t stream;
-};
-template <class T>
-using ScanLaunch = void (*)(const ScanCall<T>&);
+// What a launcher gets, ScanCall, and its type, ScanLaunch: common/problems/scan_call.h.
 
 enum : unsigned {
   kSlow = 1,     // tens of GB/s: timed with kSlowReps, its census with kSlowCensusRuns
@@ -295,10 +281,12 @@ struct Launchers {
   ScanLaunch<float> f32;
 };
 // What a step needs beside them: the float bound (the additions an element passes
-// through) and its rows per warp when --tile-rows is not given (kTile steps).
+// through), and for kTile steps its rows per warp when --tile-rows is not given and
+// its threads per block when --block is not given (0: the chapter's block).
 struct Bound {
   int64_t (*depth)(int64_t n, int rows, int block);
   int rows = 0;
+  int block = 0;
 };
 using Step = bench::Step<Launchers, Bound>;  // traits: kSlow, kTile, ...
 
@@ -332,11 +320,12 @@ inline void add_tile_options(Cli& cli, std::string* rows, std::string* block,
   cli.add_choice("--block", block, b, "the single-pass steps' tile: threads per block");
 }
 
-// A step's tile: --tile-rows and --block where given, else its own rows and the
-// chapter's block.
+// A step's tile: --tile-rows and --block where given, else its own rows and its own
+// block (0: the chapter's).
 inline Tile pick_tile(const std::string& rows, const std::string& block, int own_rows,
-                      const TileChoices& c) {
-  return {rows.empty() ? own_rows : std::stoi(rows), block.empty() ? c.block : std::stoi(block)};
+                      const TileChoices& c, int own_block = 0) {
+  const int own = own_block ? own_block : c.block;
+  return {rows.empty() ? own_rows : std::stoi(rows), block.empty() ? own : std::stoi(block)};
 }
 
 // The input on the device, the output and the scratch of ScanCall.
@@ -578,14 +567,14 @@ struct ScanProblem {
   Tile tile_of(const Step& st, Tile tuned) const {
     if (!(st.traits & kTile)) return Tile{};
     if ((st.traits & kTuned) && rows.empty() && block.empty() && tuned.rows) return tuned;
-    return pick_tile(rows, block, st.more.rows, tiles);
+    return pick_tile(rows, block, st.more.rows, tiles, st.more.block);
   }
 
   // The tiles a step is checked on: its own, and in the full sweep up to 1000003 elements
   // also the tiny tile, whose many tiles work the look-back hardest, and an odd one.
   std::vector<Tile> check_tiles(const Step& st, int64_t size, bool full_sweep) const {
     if (!(st.traits & kTile)) return {Tile{}};
-    const Tile own = pick_tile(rows, block, st.more.rows, tiles);
+    const Tile own = pick_tile(rows, block, st.more.rows, tiles, st.more.block);
     if (!full_sweep || !rows.empty() || !block.empty() || size > kTinyTileMaxN) return {own};
     return {own, Tile{1, 32}, Tile{2, 64}};
   }
