@@ -222,14 +222,14 @@ void launch_lookback_backoff(const sw::scan::ScanCall<T>& c) {
 // --- step 12: lookback-lean ---------------------------------------------------------------------
 
 // Registers for this many resident threads an SM (40 warps of 64) at every block size:
-// 65536 / 1280, at most 48 a thread (the 6-row tile needs about 54 unbound: 9 blocks of
-// 128 an SM; bound, 10, with a few registers spilled). The kernel is compiled for each
-// block size: __launch_bounds__'s minimum of blocks is per kernel. sm_90 holds at most
-// kMaxBlocksPerSM blocks an SM.
+// 65536 / 1280, at most 48 a thread. The 6-row tile needs about 54 unbound (9 blocks of
+// 128 an SM); bound, 10 fit, with a few registers spilled to local memory.
 constexpr int kLeanThreadsPerSM = 1280;
-constexpr int kMaxBlocksPerSM = 32;
-using LeanBlocks = Choices<32, 64, 128, 256, 512>;
+constexpr int kMaxBlocksPerSM = 32;                 // sm_90 holds at most 32 blocks an SM
+using LeanBlocks = Choices<32, 64, 128, 256, 512>;  // the blocks --block offers
 
+// lookback-backoff's tile, its registers bound for kLeanThreadsPerSM threads an SM.
+// __launch_bounds__'s minimum of blocks is per kernel: one kernel per block size.
 template <class T, int kRows, int kBlock>
 __global__ void __launch_bounds__(kBlock, std::min(kLeanThreadsPerSM / kBlock, kMaxBlocksPerSM))
     scan_lookback_lean(const T* __restrict__ in, T* __restrict__ out, int64_t n, bool inclusive,
