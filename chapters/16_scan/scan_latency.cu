@@ -147,8 +147,8 @@ void launch_lookback_early(const sw::scan::ScanCall<T>& c) {
 
 // The pause after a poll that found a tile of the window unpublished: kFirstPauseNs,
 // doubling up to kMaxPauseNs (__nanosleep sleeps up to twice what it is asked). A grid
-// below kPauseMinTiles (2^20 four-byte elements at most in 4096-element tiles) is
-// resident at once and all latency: it polls without pauses.
+// below kPauseMinTiles, about one wave of resident tiles on 132 SMs (2^20 elements
+// make 256 to 342 tiles), is all latency: it polls without pauses.
 constexpr unsigned kFirstPauseNs = 128;
 constexpr unsigned kMaxPauseNs = 1024;
 constexpr unsigned kPauseMinTiles = 1024;
