@@ -23,20 +23,30 @@
 //                       and Garland, 2016): flag and value share one 64-bit word.
 //   lookback-vec        + 16-byte loads and more elements per thread; the default run
 //                       sweeps its tile (--tile-rows x --block) and uses the fastest.
+//   Steps 9 to 12 (scan_latency.cu) cut the latency of a tile, each on the one before,
+//   each at its own tile (lookback-vec's default; lookback-lean's is 6 rows x 128):
+//   lookback-noticket   the tile is blockIdx.x: no atomic ticket before the loads.
+//   lookback-early      + the tile's aggregate published before its rows are scanned.
+//   lookback-backoff    + __nanosleep pauses, growing, between polls of the look-back.
+//   lookback-lean       + registers for 1280 threads an SM (__launch_bounds__), and the
+//                       tile of CUB's sm_90 tuning, 24 elements a thread.
 //                cub::DeviceScan runs in the same program; the f32 rows carry a census
 //                of distinct outputs over repeated runs (the look-back's order varies).
 // Bottleneck:    DRAM bandwidth once the scan reads and writes each element once.
 // Steps:         hillis-steele, blelloch, blelloch-padded, warp-shuffle, reduce-then-scan,
-//                chained, decoupled-lookback, lookback-vec
+//                chained, decoupled-lookback, lookback-vec, lookback-noticket,
+//                lookback-early, lookback-backoff, lookback-lean
 // Run:           build/chapters/16_scan [--n 2^28] [--type u32] [--variant lookback-vec]
 //                [--tile-rows 4 --block 256] [--verify-only [--large]] [--json]
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/bench/program.h"
 #include "common/check.h"
 #include "common/parallel.h"
 #include "common/problems/scan.h"
+#include "scan_latency.h"       // steps 9 to 12: the launchers (scan_latency.cu)
 #include "scan_lookback.cuh"    // the shared scan: warp scans, tiles, the look-back (step 8)
 #include "scan_multi_pass.cuh"  // steps 1 to 5: block scans and tile sums, then offsets
 
@@ -189,6 +199,26 @@ const std::vector<sc::Step> kSteps = {
      {depth_lookback_vec, ch16::kDefaultRows},
      "step",
      sc::kTile | sc::kVecTile | sc::kTuned | sc::kGoal},
+    {"lookback-noticket",
+     {ch16::launch_lookback_noticket<uint32_t>, ch16::launch_lookback_noticket<float>},
+     {depth_lookback_vec, ch16::kDefaultRows},
+     "step",
+     sc::kTile | sc::kVecTile},
+    {"lookback-early",
+     {ch16::launch_lookback_early<uint32_t>, ch16::launch_lookback_early<float>},
+     {depth_lookback_vec, ch16::kDefaultRows},
+     "step",
+     sc::kTile | sc::kVecTile},
+    {"lookback-backoff",
+     {ch16::launch_lookback_backoff<uint32_t>, ch16::launch_lookback_backoff<float>},
+     {depth_lookback_vec, ch16::kDefaultRows},
+     "step",
+     sc::kTile | sc::kVecTile},
+    {"lookback-lean",
+     {ch16::launch_lookback_lean<uint32_t>, ch16::launch_lookback_lean<float>},
+     {depth_lookback_vec, ch16::kLeanRows, ch16::kLeanBlock},
+     "step",
+     sc::kTile | sc::kVecTile | sc::kGoal},
 };
 
 // The tiles: the rows the kernels are compiled for, the blocks they take, and the sweep's.
@@ -200,7 +230,8 @@ const sc::TileChoices kTiles = {ch16::ScanRows::list(),
 
 }  // namespace
 
-void check_status_protocol(sw::Report& report);  // status_check.cu
+// status_check.cu; plant: "none" or "plain-load" (--planted: a broken reader, which must fail)
+void check_status_protocol(sw::Report& report, const std::string& plant);
 
 int main(int argc, char** argv) {
   const sw::bench::Program<sc::Step> program{
@@ -210,5 +241,6 @@ int main(int argc, char** argv) {
                         sc::ScanProblem{kTiles,
                                         {cpu_scan_1core<uint32_t>, cpu_scan_all_cores<uint32_t>},
                                         {cpu_scan_1core<float>, cpu_scan_all_cores<float>},
-                                        check_status_protocol});
+                                        check_status_protocol,
+                                        {"plain-load"}});
 }

@@ -4,9 +4,12 @@
 // publication carries its flag in its value too, so a reader that ever sees a flag
 // from one publication with the value of another (a torn read: two loads where one
 // belongs) is counted. The scans' own checks catch such a race only when it happens
-// to change a prefix; this check provokes it. It also counts the reads that saw a
-// new publication: without them (writers and readers not running together) it
-// proves nothing, and says so.
+// to change a prefix; this check provokes it.
+// It must also see the readers' loads reach the L2: it counts the reads that returned
+// a newer publication than the same reader's read before, and fails below one in
+// kMinFreshShare. A plain load (served by a stale L1 line, or hoisted out of the
+// reader's loop by the compiler) sees none: `--verify-only --planted plain-load` runs
+// this check with such a reader, and the test that runs it expects it to fail.
 #include <cstdint>
 #include <string>
 
@@ -24,19 +27,32 @@ constexpr int kSlots = 64;  // status words shared by writers and readers
 constexpr int kThreads = 256;
 constexpr int kWriterBlocks = 2;  // 8 writers per word
 constexpr int kReaderBlocks = 32;
-constexpr int kReads = 1 << 11;      // reads per reader thread
-constexpr int kMaxWrites = 1 << 16;  // publications per writer thread, at most
-constexpr int kDoneCheckEvery = 64;  // publications between two looks at the readers' counter
-constexpr int kMaxWait = 1 << 20;    // polls of a reader for the writers' start, at most
-constexpr Count kMinChanges = 1000;  // reads that saw a new publication: the check had teeth
+constexpr int kReads = 1 << 11;       // reads per reader thread
+constexpr int kMaxWrites = 1 << 20;   // publications per writer thread, at most (readers stop them)
+constexpr int kDoneCheckEvery = 64;   // publications between two looks at the readers' counter
+constexpr int kMaxWait = 1 << 20;     // polls of a reader for the writers' start, at most
+constexpr Count kMinFreshShare = 64;  // at least 1 read in 64 must see a newer publication
 
 struct Counters {
   unsigned started, readers_done;
-  Count reads, torn, changes;
+  Count reads, torn, fresh;
 };
+
+// A reader's look at a status word: read_status (one relaxed load at device scope), or,
+// planted, a plain load that the L1 may serve and the compiler may hoist out of the loop.
+template <bool kPlainLoad>
+__device__ __forceinline__ ch16::TileStatus look(Count* word) {
+  if constexpr (kPlainLoad) {
+    const Count s = *word;
+    return {static_cast<unsigned>(s >> ch16::kFlagShift), s & ch16::kValueMask};
+  } else {
+    return ch16::read_status(word);
+  }
+}
 
 // Publication k of a writer: the flag alternates (aggregate, inclusive), and the
 // value's low 2 bits repeat the flag.
+template <bool kPlainLoad>
 __global__ void __launch_bounds__(kThreads) stress_status(Count* words, Counters* c) {
   cuda::atomic_ref<unsigned, cuda::thread_scope_device> started(c->started), done(c->readers_done);
   const int slot = threadIdx.x % kSlots;
@@ -53,41 +69,48 @@ __global__ void __launch_bounds__(kThreads) stress_status(Count* words, Counters
   }
   for (int w = 0; w < kMaxWait && started.load(cuda::memory_order_relaxed) == 0; ++w) {
   }
-  Count torn = 0, changes = 0;
-  unsigned last = ch16::kInvalid;
+  Count torn = 0, fresh = 0, last = 0;  // last: the value of this reader's previous read
+  unsigned last_flag = ch16::kInvalid;
   for (int k = 0; k < kReads; ++k) {
-    const ch16::TileStatus s = ch16::read_status(words + slot);
+    const ch16::TileStatus s = look<kPlainLoad>(words + slot);
     torn += s.flag != ch16::kInvalid && (s.bits & 3) != s.flag;
-    changes += s.flag != last;
-    last = s.flag;
+    fresh += last_flag != ch16::kInvalid && s.bits != last;  // not the first sight: a newer one
+    last = s.bits;
+    last_flag = s.flag;
   }
   atomicAdd(&c->reads, Count{kReads});
   atomicAdd(&c->torn, torn);
-  atomicAdd(&c->changes, changes);
+  atomicAdd(&c->fresh, fresh);
   __syncthreads();
   if (threadIdx.x == 0) done.fetch_add(kThreads, cuda::memory_order_relaxed);
 }
 
 }  // namespace
 
-void check_status_protocol(sw::Report& report) {
+// plant: "none", or "plain-load" (the readers' planted plain load: the check must fail).
+void check_status_protocol(sw::Report& report, const std::string& plant) {
   sw::DeviceBuffer<Count> words(kSlots);
   sw::DeviceBuffer<Counters> counters(1);
   CUDA_CHECK(cudaMemset(words.get(), 0, words.bytes()));
   CUDA_CHECK(cudaMemset(counters.get(), 0, counters.bytes()));
-  stress_status<<<kWriterBlocks + kReaderBlocks, kThreads>>>(words.get(), counters.get());
+  const bool planted = plant == "plain-load";
+  const auto kernel = planted ? stress_status<true> : stress_status<false>;
+  kernel<<<kWriterBlocks + kReaderBlocks, kThreads>>>(words.get(), counters.get());
   CHECK_LAUNCH();
   const Counters c = sw::read(counters.get());
-  const bool teeth = c.changes >= kMinChanges;
-  const std::string what = "status-protocol stress: " + std::to_string(c.reads) + " reads of " +
-                           std::to_string(kSlots) + " words under " +
-                           std::to_string(kWriterBlocks * kThreads) + " writers, " +
-                           std::to_string(c.changes) + " saw a new publication";
+  const bool conclusive = c.fresh * kMinFreshShare >= c.reads;
+  const std::string what = std::string("status-protocol stress") +
+                           (planted ? " (planted: a plain load)" : "") + ": " +
+                           std::to_string(c.reads) + " reads of " + std::to_string(kSlots) +
+                           " words under " + std::to_string(kWriterBlocks * kThreads) +
+                           " writers, " + std::to_string(c.fresh) + " saw a newer publication";
   const std::string detail =
       c.torn ? std::to_string(c.torn) +
                    " torn reads: a flag from one publication, a value from another"
-      : teeth ? ""
-              : "inconclusive: the readers saw fewer than " + std::to_string(kMinChanges) +
-                    " new publications (writers and readers did not overlap)";
-  report.check(c.torn == 0, what, detail);
+      : conclusive
+          ? ""
+          : "fewer than 1 read in " + std::to_string(kMinFreshShare) +
+                " saw a newer publication: the readers' loads do not reach the L2 (a stale L1 "
+                "line, or a load hoisted out of the loop), or writers and readers did not overlap";
+  report.check(c.torn == 0 && conclusive, what, detail);
 }

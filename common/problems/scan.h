@@ -7,10 +7,11 @@
 //                                      straight from the generator (no host copy of x)
 //   ScanData, ScanRow                  a scan's buffers, and a row's data for bench::measure
 //   ScanProblem                        chapter 16: --verify-only (every step, type, mode and
-//                                      tile), or CUB, the CPU and every step at 2^28, the tile
-//                                      sweep, 2^30, 2^20 and the census
+//                                      tile; --planted: its status check, broken), or CUB, the
+//                                      CPU and every step at 2^28, the tile sweep, 2^30, 2^20
+//                                      and the census
 //
-// A scan launcher gets a ScanCall (the input, the output, the scratch it may use) and
+// A scan launcher gets a ScanCall (scan_call.h: the input, the output, the scratch) and
 // writes into *tickets how many tickets its kernels must draw from the counter at
 // state[0] (poison() zeroes it: a step whose kernels number their tiles by blockIdx.x
 // writes nothing); the problem zeroes nothing on the device itself and checks, after
@@ -42,6 +43,7 @@
 #include "common/data.h"
 #include "common/device.h"
 #include "common/parallel.h"
+#include "common/problems/scan_call.h"
 #include "common/report.h"
 #include "common/timing.h"
 #include "common/verify.h"
@@ -263,22 +265,7 @@ Verdict check_scan(const T* d_out, int64_t n, uint64_t seed, bool inclusive, int
 
 // --- chapter 16: its step table -------------------------------------------------------------
 
-// What a launcher gets: one whole scan of in into out, on `stream`.
-template <class T>
-struct ScanCall {
-  const T* in;
-  T* out;
-  int64_t n;
-  bool inclusive;
-  int rows, block;  // the tile of the single-pass steps (--tile-rows, --block)
-  T* partials;      // ceil(n / 32) + 64 elements: block or tile sums (16-byte aligned)
-  unsigned long long*
-      state;         // ceil(n / kMinTile) + 1 words: the ticket, then one status word per tile
-  int64_t* tickets;  // the launcher writes the tickets its kernels must draw (if any)
-  cudaStream_t stream;
-};
-template <class T>
-using ScanLaunch = void (*)(const ScanCall<T>&);
+// What a launcher gets, ScanCall, and its type, ScanLaunch: common/problems/scan_call.h.
 
 enum : unsigned {
   kSlow = 1,     // tens of GB/s: timed with kSlowReps, its census with kSlowCensusRuns
@@ -294,10 +281,12 @@ struct Launchers {
   ScanLaunch<float> f32;
 };
 // What a step needs beside them: the float bound (the additions an element passes
-// through) and its rows per warp when --tile-rows is not given (kTile steps).
+// through), and for kTile steps its rows per warp when --tile-rows is not given and
+// its threads per block when --block is not given (0: the chapter's block).
 struct Bound {
   int64_t (*depth)(int64_t n, int rows, int block);
   int rows = 0;
+  int block = 0;
 };
 using Step = bench::Step<Launchers, Bound>;  // traits: kSlow, kTile, ...
 
@@ -331,11 +320,12 @@ inline void add_tile_options(Cli& cli, std::string* rows, std::string* block,
   cli.add_choice("--block", block, b, "the single-pass steps' tile: threads per block");
 }
 
-// A step's tile: --tile-rows and --block where given, else its own rows and the
-// chapter's block.
+// A step's tile: --tile-rows and --block where given, else its own rows and its own
+// block (0: the chapter's).
 inline Tile pick_tile(const std::string& rows, const std::string& block, int own_rows,
-                      const TileChoices& c) {
-  return {rows.empty() ? own_rows : std::stoi(rows), block.empty() ? c.block : std::stoi(block)};
+                      const TileChoices& c, int own_block = 0) {
+  const int own = own_block ? own_block : c.block;
+  return {rows.empty() ? own_rows : std::stoi(rows), block.empty() ? own : std::stoi(block)};
 }
 
 // The input on the device, the output and the scratch of ScanCall.
@@ -510,12 +500,15 @@ struct ScanProblem {
   TileChoices tiles;
   HostScans<uint32_t> cpu_u32;
   HostScans<float> cpu_f32;
-  void (*extra_checks)(Report&) =
-      nullptr;  // after --verify-only's (chapter 16: the status protocol)
+  // After --verify-only's checks (chapter 16: the status protocol); `plant` is "none", or
+  // the name of a planted broken part of that check (--planted), which must make it fail.
+  void (*extra_checks)(Report&, const std::string& plant) = nullptr;
+  std::vector<std::string> plants;  // what --planted offers beside "none"
   int64_t n = kDefaultN;
   std::string type = "all";
   std::string rows, block;  // "": each step's own (and the sweep's best for the tuned step)
   bool large = false;
+  std::string plant = "none";  // --planted
 
   void add_options(Cli& cli, const bench::Program<Step>&) {
     cli.add_int("--n", &n, 1, kMaxElements, "elements to scan");
@@ -523,11 +516,18 @@ struct ScanProblem {
     add_tile_options(cli, &rows, &block, tiles);
     cli.add_flag("--large", &large,
                  "with --verify-only: sizes above 2^31 and 2^32 (64-bit indexing)");
+    if (plants.empty()) return;
+    std::vector<std::string> offered = {"none"};
+    offered.insert(offered.end(), plants.begin(), plants.end());
+    cli.add_choice("--planted", &plant, offered,
+                   "with --verify-only: only the extra check, with a planted broken part (the "
+                   "check's own test; it must fail)");
   }
 
   // Every step, type, mode and tile on the awkward sizes, or on --n, or on --large's;
   // then the chapter's extra checks.
   void verify(const bench::Session<Step>& s) const {
+    if (plant != "none") return extra_checks(s.report, plant);
     const bool n_given = s.cli.was_given("--n");
     const std::vector<int64_t> sizes = large     ? large_sizes()
                                        : n_given ? std::vector<int64_t>{n}
@@ -538,7 +538,7 @@ struct ScanProblem {
       if (type != "f32") verify_type<uint32_t>(s, size, !large && !n_given);
       if (type != "u32") verify_type<float>(s, size, !large && !n_given);
     }
-    if (!large && extra_checks) extra_checks(s.report);
+    if (!large && extra_checks) extra_checks(s.report, "none");
   }
 
   // The default run of each type.
@@ -548,10 +548,12 @@ struct ScanProblem {
     if (type != "u32") bench_type<float>(s, cpu_f32);
   }
 
-  // --tile-rows and --block need a chosen step with a tile; --large, --verify-only
-  // (exit 2, before the GPU starts).
+  // --tile-rows and --block need a chosen step with a tile; --large, --verify-only;
+  // --planted, --verify-only without --large (exit 2, before the GPU starts).
   void validate(const bench::Request<Step>& asked) const {
     check_large(asked.cli, asked.opt.verify_only);
+    if (asked.cli.was_given("--planted") && (!asked.opt.verify_only || large))
+      asked.cli.reject("--planted: applies with --verify-only only, without --large");
     bool tile = false;
     for (const Step& st : asked.steps) tile = tile || (st.traits & kTile);
     for (const char* option : {"--tile-rows", "--block"})
@@ -565,14 +567,14 @@ struct ScanProblem {
   Tile tile_of(const Step& st, Tile tuned) const {
     if (!(st.traits & kTile)) return Tile{};
     if ((st.traits & kTuned) && rows.empty() && block.empty() && tuned.rows) return tuned;
-    return pick_tile(rows, block, st.more.rows, tiles);
+    return pick_tile(rows, block, st.more.rows, tiles, st.more.block);
   }
 
   // The tiles a step is checked on: its own, and in the full sweep up to 1000003 elements
   // also the tiny tile, whose many tiles work the look-back hardest, and an odd one.
   std::vector<Tile> check_tiles(const Step& st, int64_t size, bool full_sweep) const {
     if (!(st.traits & kTile)) return {Tile{}};
-    const Tile own = pick_tile(rows, block, st.more.rows, tiles);
+    const Tile own = pick_tile(rows, block, st.more.rows, tiles, st.more.block);
     if (!full_sweep || !rows.empty() || !block.empty() || size > kTinyTileMaxN) return {own};
     return {own, Tile{1, 32}, Tile{2, 64}};
   }

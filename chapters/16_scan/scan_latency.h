@@ -1,0 +1,27 @@
+// Chapter 16's steps 9 to 12, compiled in scan_latency.cu: lookback-vec's single pass
+// with less latency per tile. Their launchers, named by the step table of 16_scan.cu,
+// and the tile that lookback-lean takes when --tile-rows and --block are not given.
+#pragma once
+
+#include "common/problems/scan_call.h"
+#include "scan_launch.cuh"
+
+namespace ch16 {
+
+// lookback-lean's kernels are compiled for the chapter's rows and for 6 rows, its own
+// tile: 128 threads x 6 rows x 4 elements = 24 four-byte elements a thread, the tile of
+// CUB's sm_90 tuning for 4-byte sums (cub/device/dispatch/tuning/tuning_scan.cuh).
+using LeanRows = Choices<1, 2, 4, 6, 8>;
+constexpr int kLeanRows = 6;
+constexpr int kLeanBlock = 128;
+
+template <class T>
+void launch_lookback_noticket(const sw::scan::ScanCall<T>& c);
+template <class T>
+void launch_lookback_early(const sw::scan::ScanCall<T>& c);
+template <class T>
+void launch_lookback_backoff(const sw::scan::ScanCall<T>& c);
+template <class T>
+void launch_lookback_lean(const sw::scan::ScanCall<T>& c);
+
+}  // namespace ch16
