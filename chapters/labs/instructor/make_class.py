@@ -220,7 +220,7 @@ def record(track, dest, parts, walls, options, grades=None):
         "timing_rounds": rounds, "tree": commit,
         "date": datetime.date.today().isoformat()})
     (dest / "class.json").write_text(json.dumps(data, indent=1) + "\n")
-    print(f"class {track}: {graded} of {len(expected)} students graded in {len(parts)} parts, "
+    print(f"class {track}: {graded} of {len(expected)} students graded in {len(parts)} part{'s' * (len(parts) > 1)}, "
           f"{data['students_per_gpu_hour']} students per GPU-hour, {unexpected} unexpected grades")
     return 0 if complete and unexpected == 0 else 1
 
@@ -246,6 +246,9 @@ def cmd_class(a):
     if a.track not in T.TRACKS:
         usage_error(f"class: unknown track '{a.track}' (tracks: {', '.join(T.TRACKS)})")
     if a.compare:
+        for path in (Path(a.compare[0]), Path(a.compare[1]) / "grades.csv"):
+            if not path.is_file():
+                usage_error(f"--compare: {path} does not exist")
         bad = compare(read_expected(a.compare[0]), Path(a.compare[1]) / "grades.csv", a.compare[1])
         print(f"class {a.track}: {bad} unexpected grades")
         return 0 if bad == 0 else 1
