@@ -26,6 +26,7 @@ the pages and the measured plots in docs/plots/.
     <!-- build-time: file=docs/runs/results/build-times.json cores=2 field=cold_s --><!-- end build-time -->
                       one figure of one measured build (a duration: 8 min 19 s)
     <!-- skipped: file=docs/runs/test-logs/nvidia-h200-emulate-t4-skipped.txt --><!-- end skipped -->   a mode's skipped steps
+    <!-- class: dirs=docs/runs/labs/nvidia-h200 --><!-- end class -->   the graded classes (.ci/gpu-run class)
 
 GPUs. Each docs/runs/results/<gpu>.json is one GPU model. Markers read the primary GPU
 (PRIMARY below, else the newest file) unless they say gpu=<file name, or its
@@ -104,7 +105,7 @@ EVIDENCE = os.path.join(RUNS, "evidence")  # what docs/evidence/*.sh and other c
 PLOTS = os.path.join(DOCS, "plots")
 RUN_NOTES = os.path.join(DOCS, "run_notes.json")  # written by hand: what changed in the code since a run
 PRIMARY = "nvidia-h200"  # the GPU the prose is written against; markers may name another with gpu=
-KINDS = "results|value|plot|device|code|quote|word|runs|build-times|build-time|skipped|stability"
+KINDS = "results|value|plot|device|code|quote|word|runs|build-times|build-time|skipped|stability|class"
 MARKER = re.compile(r"<!-- (" + KINDS + r"): (.*?) -->(.*?)<!-- end \1 -->", re.S)
 DEFAULT_ROLES = ("ceiling", "cpu", "vendor", "step", "anti-example")
 ALL_ROLES = DEFAULT_ROLES + ("sweep", "lesson")
@@ -1134,6 +1135,35 @@ def stability_block(attrs, doc_path):
     return text
 
 
+def class_block(attrs, doc_path):
+    """The generated classes graded on GPUs (.ci/gpu-run class: lab.py class, grade --part i/k
+    on k GPUs side by side, --merge) in the folders dirs= (comma-separated, each
+    docs/runs/labs/<gpu>): per class, its students and tasks, each part's wall seconds, the
+    students per GPU-hour (students over the parts' summed hours), the grader's settings and
+    the grades that differ from the expected ones, read from each <track>-class/class.json."""
+    lines = ["| GPU | track | students | tasks | GPUs (parts) | wall s per part | students per GPU-hour | "
+             "sanitizers | timing rounds | unexpected grades |", "|---|---|---:|---:|---:|---|---:|---|---:|---:|"]
+    sources = []
+    for rel_dir in attrs["dirs"].split(","):
+        for path in sorted(glob.glob(os.path.join(ROOT, rel_dir, "*-class", "class.json"))):
+            with open(path) as f:
+                c = json.load(f)
+            if "parts" not in c:  # generated, never graded
+                continue
+            walls = ", ".join(f"{part['wall_s']:.0f}" for part in c["parts"])
+            rate = (f"{c['students_per_gpu_hour']:.0f}" if c.get("complete") else
+                    f"not complete: {c.get('students_graded', 0)} of {c['students']} graded")
+            lines.append(f"| {c.get('gpu') or os.path.basename(rel_dir)} | `{c['track']}` | {c['students']} | "
+                         f"{c['tasks']} | {c['gpus']} | {walls} | "
+                         f"{rate} | {'yes' if c['sanitizer'] else 'no'} | {c['timing_rounds'] or 'none'} | "
+                         f"{'' if c.get('unexpected') is None else c['unexpected']} |")
+            link = os.path.relpath(os.path.dirname(path), os.path.dirname(doc_path))
+            sources.append(f"[`{c['track']}` on {c.get('gpu') or os.path.basename(rel_dir)}]({link}/class.json)")
+    if not sources:
+        raise Missing(f"no graded class in {attrs['dirs']} yet")
+    return "\n" + "\n".join(lines) + f"\n\n*From {', '.join(sources)}.*\n"
+
+
 def noise_probe_table(rel, doc_path):
     """The same program timed in several processes (lines 'diag reps R PROGRAM ms_median ms_min
     gbps'): per program and reps, how far the processes' medians and minimums spread (max/min)."""
@@ -1363,6 +1393,9 @@ def placeholder(kind, why):
         return MISSING
     if kind == "quote":
         return "\n*Not captured yet: a GPU run writes this file.*\n"
+    if kind == "class":
+        return ("\n*Not measured yet: no class has been graded on a GPU here; `.ci/gpu-run class` grades one "
+                "and writes `docs/runs/labs/<gpu>/<track>-class/class.json`.*\n")
     if kind == "code":
         return ("\n*This listing is not part of this copy: its file belongs to another track, or it "
                 "shows a later step that holds a lab task's answer.*\n")
@@ -1420,6 +1453,8 @@ def render(text, results, doc_path, draw):
                 body = skipped_block(attrs, doc_path)
             elif kind == "stability":
                 body = stability_block(attrs, doc_path)
+            elif kind == "class":
+                body = class_block(attrs, doc_path)
             elif kind == "plot":
                 body = plot_block(attrs, results, order, doc_path, draw)
             elif kind == "word":

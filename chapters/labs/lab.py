@@ -9,6 +9,7 @@ Instructors, in the repository (chapters/labs/instructor/ is never exported):
     python3 chapters/labs/lab.py export reduce ~/lab-reduce
     python3 chapters/labs/lab.py grade reduce ~/course/submissions/ --out ~/course/grades/ --hidden ~/course/hidden.json
     python3 chapters/labs/lab.py selftest reduce --out ~/course/selftest-reduce
+    python3 chapters/labs/lab.py class reduce 40 ~/class      # generated students and their expected grades
 (a course's files, its copies, submissions, grades and hidden file, stay outside the repository:
 an export refuses to run beside them)
 
@@ -190,12 +191,13 @@ def cmd_tracks(a):
 
 
 def instructor_commands(sub):
-    """export, grade and selftest, where chapters/labs/instructor/ exists."""
+    """export, grade, selftest and class, where chapters/labs/instructor/ exists."""
     if not (INSTRUCTOR / "grade.py").exists():
         return
     sys.path.insert(0, str(INSTRUCTOR))
     import export  # noqa: PLC0415
     import grade  # noqa: PLC0415
+    import make_class  # noqa: PLC0415
     import selftest  # noqa: PLC0415
 
     def cmd_export(a):
@@ -226,6 +228,9 @@ def instructor_commands(sub):
     s = sub.add_parser("selftest", help="instructor: grade planted submissions and compare with the expected grades")
     selftest.add_arguments(s)
     s.set_defaults(fn=selftest.cmd_selftest)
+    s = sub.add_parser("class", help="instructor: generate a class of submissions with their expected grades")
+    make_class.add_arguments(s)
+    s.set_defaults(fn=make_class.cmd_class)
 
 
 def main(argv=None):

@@ -20,7 +20,8 @@ tasks it needs pass, else grades it NOT_RUN without running it; the self-test ne
 packs two related tasks together and expects what the grader does.
 On the CPU stand-in track: the grader's self-test (the exploits the stand-in can
 show, the mistakes, the ghosts) with 0 unexpected grades; hidden seeds change the
-data and stay out of the reports.
+data and stay out of the reports; a generated class (lab.py class) graded in two parts
+and merged gives its expected grades, and a mistake graded PASS fails the comparison.
 The export holds tracked files only: in a scratch repository it refuses (exit 2) an
 untracked hidden.json, a submissions/ or grades/ folder, a nested student copy, an
 untracked .json among the results, and leaves untracked sources out; without git it
@@ -313,6 +314,7 @@ def grader_on_standin(tmp):
         expect(d[0].split("data digest")[1].split()[0] != d[1].split("data digest")[1].split()[0],
                "standin: two hidden seeds give different data")
     grade_in_parts(work, hidden)
+    grade_a_class(work, hidden)
     expect(check.STATUSES == ["PASS", "FAIL", "NOT_IMPLEMENTED", "BUILD_FAIL", "CRASH", "TIMEOUT", "SANITIZER",
                               "SANITIZER_UNAVAILABLE", "SKIP", "NOT_RUN"], "the status set is the documented one")
     real = check.find_sanitizer
@@ -350,6 +352,59 @@ def grade_in_parts(work, hidden):
     twice = subprocess.run(lab + ["--merge", str(work / "part-1"), str(work / "part-whole"), "--out", str(work / "bad")],
                            capture_output=True, text=True)
     expect(twice.returncode == 2 and "is in both" in twice.stderr, "standin: --merge refuses a student in two parts")
+
+
+def grade_a_class(work, hidden):
+    """A generated class (lab.py class: 4 students of the stand-in, half with a catalogued
+    mistake; with seed 1 an off-by-one and a flood of output, one in each part) graded in two
+    parts and merged gives every expected grade, with no two students' code the same; the
+    comparison fails a sheet in which a mistake was graded PASS; and --record counts the
+    students per GPU-hour from the parts' wall seconds."""
+    lab = [sys.executable, str(LABS / "lab.py")]
+    made = subprocess.run(lab + ["class", "standin", "4", str(work / "class"), "--seed", "1", "--mistakes", "0.5"],
+                          capture_output=True, text=True)
+    expect(made.returncode == 0, f"class: lab.py class writes 4 students ({made.stderr[-300:]})")
+    expected = list(csv.DictReader(open(work / "class" / "expected.csv")))
+    wrong = [r for r in expected if r["kind"] == "mistake"]
+    expect(len({r["student"] for r in expected}) == 4 and len(wrong) == 2 and all(r["expected"] != "PASS" for r in wrong),
+           f"class: 4 students, 2 of them with a mistake that must not pass ({[r['solution'] for r in wrong]})")
+    parts = [work / "class" / f"part{k}" for k in (1, 2)]
+    for k, d in enumerate(parts, 1):
+        r = subprocess.run(lab + ["grade", "standin", str(work / "class" / "submissions"), "--part", f"{k}/2", "--out",
+                                  str(d), "--hidden", str(hidden), "--no-timing", "--timeout", "10"],
+                           capture_output=True, text=True)
+        expect(r.returncode == 0, f"class: grade --part {k}/2 runs ({r.stderr[-300:]})")
+    merged = work / "class" / "merged"
+    subprocess.run(lab + ["grade", "standin", "--merge", *map(str, parts), "--out", str(merged)], capture_output=True)
+    compared = subprocess.run(lab + ["class", "standin", "--compare", str(work / "class" / "expected.csv"), str(merged)],
+                              capture_output=True, text=True)
+    expect(compared.returncode == 0 and "standin: 0 unexpected grades" in compared.stdout,
+           "class: the merged sheet of two parts gives every expected grade:\n"
+           + "\n".join(line for line in compared.stdout.splitlines() if not line.startswith("ok")))
+    rows = list(csv.DictReader(open(merged / "grades.csv")))
+    expect(len({r["sources_sha256"] for r in rows}) == 4, "class: no two students hand in the same code")
+    # A mistake graded PASS (a grader that missed it) must fail the comparison.
+    shutil.copytree(merged, work / "class" / "missed")
+    mistaken = {(r["student"], r["task"]) for r in wrong}
+    for r in rows:
+        if (r["student"], r["task"]) in mistaken:
+            r["status"] = "PASS"
+            break
+    with open(work / "class" / "missed" / "grades.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    missed = subprocess.run(lab + ["class", "standin", "--compare", str(work / "class" / "expected.csv"),
+                                   str(work / "class" / "missed")], capture_output=True, text=True)
+    expect(missed.returncode == 1 and "standin: 1 unexpected grades" in missed.stdout,
+           "class: a mistake graded PASS is an unexpected grade")
+    rec = subprocess.run(lab + ["class", "standin", "--record", str(work / "class"), "--grades", str(merged), "--parts",
+                                *map(str, parts), "--walls", "1.5", "2.5", "--options=--no-timing --timeout 10"],
+                         capture_output=True, text=True)
+    c = json.loads((work / "class" / "class.json").read_text())
+    expect(rec.returncode == 0 and c["students_per_gpu_hour"] == 3600.0 and c["complete"] and c["unexpected"] == 0
+           and c["timing_rounds"] == 0 and c["sanitizer"] and [p["students"] for p in c["parts"]] == [2, 2],
+           f"class: --record writes 4 students / 4 s = 3600 per GPU-hour, no timing, 0 unexpected ({rec.stdout})")
 
 
 def check_static_declaration(tmp):
