@@ -60,7 +60,7 @@ RUN_KEYS = ("copy_gbps", "driver_cuda", "runtime_cuda", "gpu_count", "topology",
 # The parameters column: the same rules as Report::params in common/report.cpp.
 MEASUREMENT_KEYS = ("value", "error", "bound")
 MEASUREMENT_PREFIXES = ("graded_",)  # --graded-timing's figures
-MEASUREMENT_SUFFIXES = ("_error", "_bound", "_ms", "_s", "_gbps")
+MEASUREMENT_SUFFIXES = ("_error", "_bound", "_ms", "_s", "_gbps", "_mhz", "_w")
 PARAM_ORDER = ("threads", "block", "blocks_per_sm", "blocks", "unroll", "vec", "copies", "p", "launches")
 PARAM_LABELS = {"blocks_per_sm": "blocks/SM"}
 
@@ -153,7 +153,9 @@ def run_chapter(name, exe):
             records.append(rec)
             mark = "" if rec["ok"] else "   CHECK FAILED"
             usual = usual_sizes(records)[(rec["chapter"], rec["problem"])]
-            print(f"   {rec['variant']:<34} {rec['ms_median']:>10.4f} ms {rec['gbps'] or 0:>9.1f} GB/s  "
+            rate = (f"{rec['tflops']:>9.2f} TFLOP/s" if rec.get("tflops") is not None
+                    else f"{rec['gbps'] or 0:>9.1f} GB/s")  # a compute-bound row: its TFLOP/s
+            print(f"   {rec['variant']:<34} {rec['ms_median']:>10.4f} ms {rate}  "
                   f"{params(rec, usual)}{mark}", flush=True)
         elif rec.get("record") == "note":
             notes.append(rec["text"])
@@ -346,7 +348,8 @@ def write_results(device, records, replaced, seconds, partial):
         json.dump({"meta": meta, "records": merged}, f, indent=1)
         f.write("\n")
     fields = ["chapter", "problem", "variant", "role", "note", "n", "bytes", "ms_median", "ms_min", "reps",
-              "gbps", "pct_of_copy", "vs_prev", "vs_cpu", "vs_vendor", "ok", "extra"]
+              "gbps", "pct_of_copy", "vs_prev", "vs_cpu", "vs_vendor", "ok", "extra",
+              "tflops"]  # last: empty for memory-bound rows; the columns before it keep their places
     with open(base + ".csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow([f"# {k}={json.dumps(v, sort_keys=True) if isinstance(v, dict) or v is None else v}"

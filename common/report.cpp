@@ -37,6 +37,20 @@ std::string number_text(double v, const char* fraction_format) {
 
 std::string param_value(double v) { return number_text(v, "%g"); }
 
+// What "vs prev" and "vs lib" compare: TFLOP/s for a compute-bound row, else GB/s.
+double rate(const Result& r) {
+  return r.flops > 0 ? tflops(r.flops, r.timing.ms_median) : gbps(r.bytes, r.timing.ms_median);
+}
+
+// An extra measurement as a table cell: "%.0f", or "-" where the row has none.
+std::string measured_cell(const Result& r, const char* key) {
+  const auto it = r.extra.find(key);
+  if (it == r.extra.end() || !std::isfinite(it->second)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", it->second);
+  return buf;
+}
+
 }  // namespace
 
 std::string format_count(int64_t v) {
@@ -57,7 +71,7 @@ std::string format_count(int64_t v) {
 bool is_measurement(const std::string& key) {
   if (key == "value" || key == "error" || key == "bound" || key.rfind("graded_", 0) == 0)
     return true;
-  for (const char* tail : {"_error", "_bound", "_ms", "_s", "_gbps"})
+  for (const char* tail : {"_error", "_bound", "_ms", "_s", "_gbps", "_mhz", "_w"})
     if (ends_with(key, tail)) return true;
   return false;
 }
@@ -108,8 +122,11 @@ std::string Report::json(const Result& r) const {
     << ",\"n\":" << r.n << ",\"bytes\":" << json_number(r.bytes)
     << ",\"ms_median\":" << json_number(r.timing.ms_median)
     << ",\"ms_min\":" << json_number(r.timing.ms_min) << ",\"reps\":" << r.timing.reps
-    << ",\"gbps\":" << json_number(g)
-    << ",\"pct_of_copy\":" << (copy_gbps_ > 0 ? json_number(100.0 * g / copy_gbps_) : "null")
+    << ",\"gbps\":" << json_number(g);
+  if (r.flops > 0)
+    s << ",\"flops\":" << json_number(r.flops)
+      << ",\"tflops\":" << json_number(tflops(r.flops, r.timing.ms_median));
+  s << ",\"pct_of_copy\":" << (copy_gbps_ > 0 ? json_number(100.0 * g / copy_gbps_) : "null")
     << ",\"ok\":" << (r.ok ? "true" : "false");
   if (!r.note.empty()) s << ",\"note\":" << json_quote(r.note);
   if (!r.extra.empty()) {
@@ -160,19 +177,22 @@ std::string Report::params(const Result& r) const {
 
 std::string Report::line(const Result& r) const {
   const double g = gbps(r.bytes, r.timing.ms_median);
-  char pct[16] = "-", prev[16] = "-", lib[16] = "-";
+  char pct[16] = "-", prev[16] = "-", lib[16] = "-", compute[64] = "";
   if (copy_gbps_ > 0) std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * g / copy_gbps_);
-  if (r.role == "step" && prev_step_gbps_ > 0)
-    std::snprintf(prev, sizeof prev, "%.2fx", g / prev_step_gbps_);
+  if (r.role == "step" && prev_step_rate_ > 0)
+    std::snprintf(prev, sizeof prev, "%.2fx", rate(r) / prev_step_rate_);
   const auto vendor =
-      vendor_gbps_.find(vendor_key(r));  // the library on the same problem, n and input
-  if (r.role != "vendor" && vendor != vendor_gbps_.end() && vendor->second > 0)
-    std::snprintf(lib, sizeof lib, "%.2fx", g / vendor->second);
+      vendor_rate_.find(vendor_key(r));  // the library on the same problem, n and input
+  if (r.role != "vendor" && vendor != vendor_rate_.end() && vendor->second > 0)
+    std::snprintf(lib, sizeof lib, "%.2fx", rate(r) / vendor->second);
+  if (r.flops > 0)  // " TFLOP/s MHz W", after GB/s
+    std::snprintf(compute, sizeof compute, " %8.2f %6s %5s", tflops(r.flops, r.timing.ms_median),
+                  measured_cell(r, "sm_clock_mhz").c_str(), measured_cell(r, "power_w").c_str());
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%-*s %-12s %10s %10.4f %10.4f %9.1f %7s %7s %7s  %-6s  %s",
+  std::snprintf(buf, sizeof buf, "%-*s %-12s %10s %10.4f %10.4f %9.1f%s %7s %7s %7s  %-6s  %s",
                 kVariantWidth, r.variant.c_str(), r.role.c_str(), format_count(r.n).c_str(),
-                r.timing.ms_median, r.timing.ms_min, g, pct, prev, lib, r.ok ? "ok" : "FAILED",
-                params(r).c_str());
+                r.timing.ms_median, r.timing.ms_min, g, compute, pct, prev, lib,
+                r.ok ? "ok" : "FAILED", params(r).c_str());
   std::string text = buf;
   text.erase(text.find_last_not_of(' ') + 1);  // no trailing blanks when there are no parameters
   return text;
@@ -188,17 +208,19 @@ void Report::add(const Result& r) {
     std::printf("%s\n", json(r).c_str());
   } else {
     if (!header_done_) {
-      std::printf("%-*s %-12s %10s %10s %10s %9s %7s %7s %7s  %-6s  %s\n", kVariantWidth, "variant",
-                  "role", "n", "median ms", "min ms", "GB/s", "%copy", "vs prev", "vs lib", "check",
-                  "parameters");
+      char compute[64] = "";  // the compute-bound columns, when the first row is compute-bound
+      if (r.flops > 0)
+        std::snprintf(compute, sizeof compute, " %8s %6s %5s", "TFLOP/s", "MHz", "W");
+      std::printf("%-*s %-12s %10s %10s %10s %9s%s %7s %7s %7s  %-6s  %s\n", kVariantWidth,
+                  "variant", "role", "n", "median ms", "min ms", "GB/s", compute, "%copy",
+                  "vs prev", "vs lib", "check", "parameters");
       header_done_ = true;
     }
     std::printf("%s\n", line(r).c_str());
   }
   std::fflush(stdout);
-  const double g = gbps(r.bytes, r.timing.ms_median);
-  if (r.role == "step") prev_step_gbps_ = g;
-  if (r.role == "vendor") vendor_gbps_[vendor_key(r)] = g;
+  if (r.role == "step") prev_step_rate_ = rate(r);
+  if (r.role == "vendor") vendor_rate_[vendor_key(r)] = rate(r);
 }
 
 std::string Report::vendor_key(const Result& r) const {

@@ -7,6 +7,11 @@
 //   report.skip("two-pass-pdl", why);                     // a step this GPU cannot run
 //   return report.exit_code();                            // 1 if anything failed
 //
+// A compute-bound row (Result::flops > 0) adds three columns after GB/s: TFLOP/s, the SM
+// clock (MHz) and the board power (W) measured during its timed runs; its JSON record adds
+// "flops" and "tflops". The header has those columns when the first row is compute-bound:
+// a chapter's rows are all of one kind. Memory-bound rows print exactly as before.
+//
 // The table's last column, "parameters", says what tells a row apart: the note,
 // then the extra values that are settings rather than measurements, then n when
 // it differs from the problem's usual size. {note "uniform", extra {block 256,
@@ -43,6 +48,10 @@ struct Result {
   std::string note;     // short free text, e.g. the distribution
   std::string problem;  // overrides the report's problem when set
   std::string detail;   // why the check failed (printed as a note beside a failed row)
+  // Compute-bound rows: the floating-point operations one call must do (GEMM: 2mnk). A row
+  // with flops > 0 also reports TFLOP/s (table and JSON "tflops"), and its table line the
+  // SM clock and power of its timed runs (extra sm_clock_mhz, power_w; "-" where unread).
+  double flops = 0;
 };
 
 class Report {
@@ -84,9 +93,9 @@ class Report {
   double copy_gbps_;
   std::string chapter_, problem_;
   bool header_done_ = false;
-  std::map<std::string, int64_t> default_n_;  // problem -> its usual n
-  double prev_step_gbps_ = 0;
-  std::map<std::string, double> vendor_gbps_;  // by vendor_key(): problem, n and note
+  std::map<std::string, int64_t> default_n_;   // problem -> its usual n
+  double prev_step_rate_ = 0;                  // GB/s, or TFLOP/s for a compute-bound row
+  std::map<std::string, double> vendor_rate_;  // by vendor_key(): problem, n and note
   std::string vendor_key(const Result& r) const;
   int failures_ = 0, checks_ = 0;
 };
@@ -110,8 +119,8 @@ std::string print_text(const char* format, Args... args) {
 std::string format_count(int64_t v);
 
 // True for extra keys that hold a measurement, not a setting: "value", "error",
-// "bound", names starting graded_ (--graded-timing), and names ending in _error, _bound, _ms, _s or
-// _gbps ("rel_error", "kernel_ms", "copy_gbps"). The table's parameters leave these out; every
+// "bound", names starting graded_ (--graded-timing), and names ending in _error, _bound, _ms, _s,
+// _gbps, _mhz or _w ("rel_error", "kernel_ms", "copy_gbps", "sm_clock_mhz", "power_w"). The table's parameters leave these out; every
 // other key is a setting and shows ("block", "blocks_per_sm", "threads", "p", "copies").
 bool is_measurement(const std::string& key);
 

@@ -17,15 +17,21 @@ struct Timing {
   int reps = 0;
 };
 
-// Median (mean of the middle two for an even count) and minimum of samples in ms.
+// The median of samples (the mean of the middle two for an even count; 0 for none).
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t mid = v.size() / 2;
+  return v.size() % 2 ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
+}
+
+// Median and minimum of samples in ms.
 inline Timing summarize(std::vector<double> ms) {
   Timing t;
   t.reps = static_cast<int>(ms.size());
   if (ms.empty()) return t;
-  std::sort(ms.begin(), ms.end());
-  const size_t mid = ms.size() / 2;
-  t.ms_median = ms.size() % 2 ? ms[mid] : 0.5 * (ms[mid - 1] + ms[mid]);
-  t.ms_min = ms.front();
+  t.ms_median = median(ms);
+  t.ms_min = *std::min_element(ms.begin(), ms.end());
   return t;
 }
 
@@ -45,5 +51,8 @@ Timing time_cpu(int warmup, int reps, Work&& work) {
 
 // Decimal gigabytes per second: bytes / 1e9 / seconds.
 inline double gbps(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
+
+// Decimal teraflops per second: flops / 1e12 / seconds.
+inline double tflops(double flops, double ms) { return ms > 0 ? flops / (ms * 1e9) : 0.0; }
 
 }  // namespace sw

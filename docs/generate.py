@@ -113,7 +113,8 @@ MISSING = "—"
 HEADERS = {"chapter": "ch", "variant": "variant", "role": "role", "note": "input", "n": "n",
            "problem": "problem", "bytes": "MB moved", "ms_median": "median ms", "ms_min": "min ms",
            "us_median": "median µs", "gbps": "GB/s", "pct_of_copy": "% of copy", "vs_prev": "vs prev",
-           "vs_cpu": "vs CPU", "vs_vendor": "vs library", "vs_first": "vs first step", "ok": "check", "extra.gvalues_s": "G values/s"}
+           "vs_cpu": "vs CPU", "vs_vendor": "vs library", "vs_first": "vs first step", "ok": "check", "extra.gvalues_s": "G values/s",
+           "tflops": "TFLOP/s", "extra.sm_clock_mhz": "SM MHz", "extra.power_w": "W"}
 # Rows of the device table: label and how to format. Keys are looked up in the
 # results meta (or its "device" record); the last ones are derived.
 DEVICE_ROWS = {
@@ -369,6 +370,10 @@ def fmt(field, v):
         return f"{v:.1f}%"
     if field.startswith("vs_"):
         return f"{v:.0f}x" if v >= 100 else f"{v:.1f}x" if v >= 10 else f"{v:.2f}x" if v >= 0.1 else f"{v:.2g}x"
+    if field == "tflops":
+        return f"{v:.1f}" if v >= 10 else f"{v:.2f}"
+    if field in ("extra.sm_clock_mhz", "extra.power_w"):
+        return f"{v:,.0f}"
     if field == "extra.value":
         return f"{v:,.2f}"
     if field == "extra.gvalues_s":

@@ -6,6 +6,9 @@
 //      events; the row's time is the median, per call;
 //   3. check the result of the last timed run again (and, for a row that asks
 //      for it, that its bits are the first run's: a fixed order of additions);
+//      A compute-bound row (Row::flops > 0) also reads the SM clock and the board's
+//      power once per timed run, while the run is on the GPU (common/gpu_sensors.h),
+//      and reports their medians (extra sm_clock_mhz, power_w);
 //   4. with --graded-timing (the lab grader's timing), part 2 instead gives every
 //      run new input contents from another seed, poisons its outputs and checks
 //      it, switches persisting L2 lines off, and ends each timed window with the
@@ -47,6 +50,7 @@
 
 #include "common/check.h"
 #include "common/cli.h"
+#include "common/gpu_sensors.h"
 #include "common/report.h"
 #include "common/timing.h"
 
@@ -68,6 +72,7 @@ struct Row {
   int calls = 1;           // calls of the launcher in one run, back to back; the time is per call
   bool same_bits = false;  // every run must give the first run's bits (Verdict::bits)
   std::string role = "step";
+  double flops = 0;  // compute-bound work: the floating-point operations one call must do (0: none)
 };
 
 // Data whose result nobody checks: the timing of an empty kernel, of a copy that
@@ -150,6 +155,7 @@ Result measure(const CommonOptions& opt, const Row& row, const Data& data, Launc
   const Verdict first = data.check();
   Verdict last = first;
   Result r{row.variant, row.n, row.bytes, {}, first.ok, row.role};
+  r.flops = row.flops;
 
   // 2. (4.) the timed runs
   const bool graded = opt.graded_timing;
@@ -159,8 +165,12 @@ Result measure(const CommonOptions& opt, const Row& row, const Data& data, Launc
   cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> ms, gaps;
+  std::vector<double> ms, gaps, mhz, watts;
   int wrong = 0;
+  // The clock and power of a compute-bound row, read while each timed run is on the GPU
+  // (between the stop event's record and its wait). Not with --graded-timing: the host's
+  // time of that wait is what the graded gap test compares.
+  const bool sensors = row.flops > 0 && !graded;
   for (int k = 0; k < opt.warmup + opt.reps; ++k) {
     if (graded) data.reseed(graded_seed(seed, k));  // new contents for every run
     restore(data);
@@ -173,6 +183,11 @@ Result measure(const CommonOptions& opt, const Row& row, const Data& data, Launc
     CUDA_CHECK(cudaEventRecord(start));
     for (int c = 0; c < row.calls; ++c) launch(args...);
     CUDA_CHECK(cudaEventRecord(stop));
+    if (sensors && k >= opt.warmup) {
+      const SensorReading now = read_sensors();
+      if (std::isfinite(now.sm_clock_mhz)) mhz.push_back(now.sm_clock_mhz);
+      if (std::isfinite(now.power_w)) watts.push_back(now.power_w);
+    }
     CUDA_CHECK(graded ? cudaDeviceSynchronize() : cudaEventSynchronize(stop));
     const auto t1 = std::chrono::steady_clock::now();
     float elapsed = 0;
@@ -190,6 +205,8 @@ Result measure(const CommonOptions& opt, const Row& row, const Data& data, Launc
   CUDA_CHECK(cudaEventDestroy(start));
   CUDA_CHECK(cudaEventDestroy(stop));
   r.timing = summarize(ms);
+  if (!mhz.empty()) r.extra["sm_clock_mhz"] = median(mhz);
+  if (!watts.empty()) r.extra["power_w"] = median(watts);
 
   // 3. the last run checked again, or (4.) the graded verdict
   if (graded) {

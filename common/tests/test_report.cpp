@@ -88,8 +88,8 @@ TEST_CASE("counts read as a person writes them") {
 }
 
 TEST_CASE("settings show as parameters, measurements do not") {
-  for (const char* key :
-       {"value", "rel_error", "rel_bound", "kernel_ms", "copy_gbps", "error", "bound"}) {
+  for (const char* key : {"value", "rel_error", "rel_bound", "kernel_ms", "copy_gbps", "error",
+                          "bound", "sm_clock_mhz", "power_w"}) {
     CAPTURE(key);
     CHECK(sw::is_measurement(key));
   }
@@ -142,4 +142,53 @@ TEST_CASE("table columns line up, whatever the parameters") {
   CHECK(la.back() == 'k');  // no trailing blanks
   CHECK(lb.find("anti-example") != std::string::npos);
   CHECK(lb.find("2^30") != std::string::npos);
+}
+
+TEST_CASE("a compute-bound row reports TFLOP/s, the clock and the power") {
+  sw::CommonOptions opt;
+  opt.json = true;
+  sw::Report report(opt, 3000.0, "19", "sgemm");
+  sw::Result r{"warp-tiled", int64_t{1} << 36, 2e8, {4.0, 3.9, 20}, true};
+  r.flops = 2.0 * 4096.0 * 4096.0 * 4096.0;  // 2mnk at 4096^3
+  r.extra = {{"sm_clock_mhz", 1755}, {"power_w", 612.5}, {"vec", 4}};
+  const std::string j = report.json(r);
+  for (const char* field : {"\"flops\":137438953472", "\"tflops\":34.359738368", "\"gbps\":50",
+                            "\"sm_clock_mhz\":1755", "\"power_w\":612.5"}) {
+    CAPTURE(field);
+    CHECK(j.find(field) != std::string::npos);
+  }
+  const std::string line = report.line(r);
+  CHECK(line.find("34.36") != std::string::npos);
+  CHECK(line.find(" 1755 ") != std::string::npos);
+  CHECK(line.find(" 612 ") != std::string::npos);  // %.0f of 612.5 rounds to even
+  CHECK(report.params(r) == "vec=4");              // clock and power are measurements
+  r.extra.erase("power_w");
+  CHECK(report.line(r).find(" 1755     - ") != std::string::npos);  // no reading: "-"
+}
+
+TEST_CASE("a memory-bound row prints as before: no flops, no compute columns") {
+  sw::CommonOptions opt;
+  opt.json = true;
+  sw::Report report(opt, 1000.0, "05", "sum");
+  const sw::Result r{"shuffle", 1 << 20, 4.0 * (1 << 20), {0.004, 0.0038, 20}, true};
+  const std::string j = report.json(r);
+  CHECK(j.find("flops") == std::string::npos);
+  CHECK(j.find("\"gbps\":1048.576,\"pct_of_copy\"") != std::string::npos);
+  sw::CommonOptions table;
+  sw::Report plain(table, 1000.0, "05", "sum");
+  sw::Result c = r;
+  c.flops = 1e9;
+  // The compute row's "ok" sits 22 columns further right: TFLOP/s (9), MHz (7), W (6).
+  CHECK(plain.line(c).find("ok") == plain.line(r).find("ok") + 22);
+}
+
+TEST_CASE("vs prev and vs lib of compute-bound rows compare TFLOP/s") {
+  sw::CommonOptions opt;
+  sw::Report report(opt, 1000.0, "19", "sgemm");
+  sw::Result lib{"cublas", 1000, 1e6, {1.0, 1.0, 1}, true, "vendor"};
+  lib.flops = 1e12;  // 1 TFLOP/s
+  report.add(lib);
+  sw::Result step{"a", 1000, 5e6, {2.0, 2.0, 1}, true};  // other bytes, half the TFLOP/s
+  step.flops = 1e12;
+  CHECK(report.line(step).find("0.50x") != std::string::npos);
 }

@@ -1,0 +1,399 @@
+// The GEMM problem (chapter 19): C = alpha * A * B + beta * C, row-major, fp32.
+//
+// A is m x k, B is k x n, C is m x n, each row-major (leading dimensions k, n and n). A
+// chapter writes its kernels, each with a launcher under it that takes the Args of one
+// product and holds the <<<>>>, lists them in its step table and hands it to the program
+// main:
+//
+//   void launch_tiled(const sw::gemm::Args& a);              // grid, block, <<<>>>
+//   const std::vector<sw::gemm::Step> kSteps = {{"tiled", launch_tiled}};
+//   const sw::bench::Program<sw::gemm::Step> program{"19_sgemm", "...", "19", kSteps};
+//   return sw::bench::run(argc, argv, program, sw::gemm::Problem{});
+//
+// What the problem does around them:
+//   - inputs: A, B (and C0 when beta != 0) uniform in [-1, 1) from --seed, written on the
+//     host and copied to the GPU (gemm_reference.h);
+//   - the check: every entry of C finite, the floats after C untouched (a guard of
+//     kGuardFloats: a store past the last row lands there), A and B unchanged (digests),
+//     and the checked entries (all of them for small products, else the edges and a
+//     sample of every region) within the bound derived from k in gemm_reference.h;
+//   - before every run: with beta = 0, C is poisoned (NaN): a step must not read it, as
+//     BLAS says (0 * NaN is NaN); with beta != 0, C is an input too: restore() writes C0
+//     into it before every run (outside the timing), and the guard alone is poisoned;
+//   - the vendor row: cublasSgemm in the default math mode (no TF32), in the same run;
+//   - --verify-only: every row on the awkward shapes (verify_shapes), at beta = 0 and at
+//     beta != 0, and every tile configuration of a configurable step; --large: shapes of
+//     8192^3 and with 2^31 elements in one operand;
+//   - the default run: every row at --m x --n x --k (4096^3), timed by bench::measure,
+//     then (unless --config is given) the configurable step once per configuration (role
+//     sweep): which tiles suit which GPU.
+//
+// The rows' figures: n is m n k, the multiply-adds of one product; TFLOP/s counts 2 m n k
+// floating-point operations per call (cuBLAS's convention; the epilogue's 2 or 3 m n, under
+// 0.1% at k = 4096, is left out); GB/s counts each of A, B and C moved once (C twice when
+// beta != 0: read and written), the least any step must move.
+//
+// CUDA only (cuBLAS): include it from .cu files.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/bench/program.h"
+#include "common/bench/protocol.h"
+#include "common/bench/step.h"
+#include "common/check.h"
+#include "common/cli.h"
+#include "common/cublas_check.h"
+#include "common/cuda_utils.cuh"
+#include "common/data.h"
+#include "common/device.h"
+#include "common/parallel.h"
+#include "common/problems/gemm_reference.h"
+#include "common/report.h"
+
+namespace sw::gemm {
+
+constexpr int64_t kMaxSide = int64_t{1} << 16;  // --m, --n, --k: 1 to this
+constexpr int64_t kDefaultSide = 4096;
+constexpr int64_t kGuardFloats = 4096;               // poisoned floats after C
+constexpr double kLibraryBytes = 256.0 * (1 << 20);  // device memory kept for cuBLAS
+constexpr double kMaxScale = 1000;                   // --alpha, --beta: -1000 to 1000
+constexpr double kDefaultAlpha = 1, kDefaultBeta = 0;
+constexpr double kOtherAlpha = -1.5, kOtherBeta = 0.75;  // --verify-only's beta != 0 case
+
+// The awkward shapes (m x n x k) of --verify-only: one element; k past every tile; every
+// side odd or prime; one row, one column; long and thin; sides divisible by 4 (the float4
+// paths) with partial tiles on every side; a large k. At most 2^26 multiply-adds each, so
+// the sweep stays short under compute-sanitizer; the cubes (1000^3, 4095^3, 4096^3) are
+// single-shape runs of their own (--size; chapters/meson.build's slow_tests).
+inline std::vector<Shape> verify_shapes() {
+  return {{1, 1, 1},      {3, 3, 431},     {127, 129, 257}, {1, 4096, 64},   {4096, 1, 64},
+          {17, 1000, 33}, {251, 509, 127}, {132, 260, 36},  {127, 129, 4095}};
+}
+// --large: 8192^3, and 2^31 elements in A, in B, in C (a 32-bit index wraps there).
+inline std::vector<Shape> large_shapes() {
+  return {{8192, 8192, 8192}, {65536, 64, 32768}, {64, 65536, 32768}, {65536, 32768, 16}};
+}
+
+// --- what a launcher gets, and a row of a table ---------------------------------------
+
+// One product: C = alpha * A * B + beta * C. Sides are at most 2^16, so they fit an int;
+// an offset into a matrix (up to 2^32 elements) does not: kernels index in int64_t.
+struct Args {
+  const float* a;  // m x k
+  const float* b;  // k x n
+  float* c;        // m x n
+  int m, n, k;
+  float alpha, beta;
+  int config;           // a configurable step's tile configuration: its index in Problem::configs
+  cublasHandle_t blas;  // the vendor row's handle (the kernels' launchers ignore it)
+};
+
+using Launch = void (*)(const Args&);  // every launch of one whole product, each checked
+using Step = bench::Step<Launch>;
+
+// Step::traits.
+enum : unsigned {
+  kVector = 1,        // float4 loads where vector_ok(args), else the same kernel's scalar loads
+  kConfigurable = 2,  // the launcher takes its tiles from Problem::configs[args.config]
+};
+
+// float4 loads and stores are aligned on every row (cudaMalloc aligns the first) when the
+// rows of A (k floats) and of B and C (n floats) are whole float4s.
+inline bool vector_ok(const Args& a) { return a.k % 4 == 0 && a.n % 4 == 0; }
+
+// A tile configuration of a configurable step, as the report shows it.
+struct TileConfig {
+  const char* name;  // --config's value, and the sweep row's suffix
+  int tile_m, tile_n, tile_k, threads;
+};
+
+// The vendor row. cuBLAS is column-major: our row-major C (m x n) is its n x m matrix C^T,
+// and C^T = B^T A^T, where our B (k x n, row-major) is its n x k matrix B^T (ld n) and our A
+// its k x m matrix A^T (ld k). With beta = 0 cuBLAS does not read C.
+inline void launch_cublas(const Args& a) {
+  CUBLAS_CHECK(cublasSgemm(a.blas, CUBLAS_OP_N, CUBLAS_OP_N, a.n, a.m, a.k, &a.alpha, a.b, a.n, a.a,
+                           a.k, &a.beta, a.c, a.n));
+  CUDA_CHECK(cudaGetLastError());
+}
+inline const Step kCublasRow = {"cublas", launch_cublas, {}, "vendor"};
+
+// --- the data of one product ------------------------------------------------------------
+
+// B (k x n) transposed into bt (n x k), in blocks, on all cores.
+inline void transpose_host(const float* b, float* bt, int64_t k, int64_t n) {
+  constexpr int64_t kBlock = 64;
+  parallel_for((k + kBlock - 1) / kBlock,
+               [&](int64_t first, int64_t last) {
+                 for (int64_t p0 = first * kBlock; p0 < std::min(k, last * kBlock); p0 += kBlock)
+                   for (int64_t j0 = 0; j0 < n; j0 += kBlock)
+                     for (int64_t p = p0; p < std::min(k, p0 + kBlock); ++p)
+                       for (int64_t j = j0; j < std::min(n, j0 + kBlock); ++j)
+                         bt[j * k + p] = b[p * n + j];
+               },
+               1);
+}
+
+// A, B (and C0) on the GPU and the reference of the checked entries, for one shape, alpha
+// and beta. reseed() writes new contents (--graded-timing does, for every timed run).
+struct Input {
+  Shape shape;
+  float alpha, beta;
+  DeviceBuffer<float> a, b, c, c0;  // c: m n + kGuardFloats; c0: m n when beta != 0
+  mutable uint64_t seed = 0, digest = 0;
+  mutable std::vector<float> host_a, host_bt, host_c0, out;
+  mutable std::vector<Entry> entries;
+
+  Input(Shape s, double alpha_, double beta_, uint64_t seed_)
+      : shape(s), alpha(static_cast<float>(alpha_)), beta(static_cast<float>(beta_)) {
+    a.allocate(s.m * s.k);
+    b.allocate(s.k * s.n);
+    c.allocate(s.m * s.n + kGuardFloats);
+    if (beta != 0) c0.allocate(s.m * s.n);
+    reseed(seed_);
+  }
+  uint64_t input_digest() const {
+    return device_digest(a.get(), a.bytes()) ^ mix64(device_digest(b.get(), b.bytes()));
+  }
+  void reseed(uint64_t s) const {
+    seed = s;
+    const Shape& sh = shape;
+    host_a.resize(sh.m * sh.k);
+    fill_input(host_a.data(), sh.m * sh.k, s, Operand::kA);
+    CUDA_CHECK(cudaMemcpy(a.get(), host_a.data(), a.bytes(), cudaMemcpyHostToDevice));
+    {
+      std::vector<float> host_b(sh.k * sh.n);
+      fill_input(host_b.data(), sh.k * sh.n, s, Operand::kB);
+      CUDA_CHECK(cudaMemcpy(b.get(), host_b.data(), b.bytes(), cudaMemcpyHostToDevice));
+      host_bt.resize(sh.k * sh.n);
+      transpose_host(host_b.data(), host_bt.data(), sh.k, sh.n);
+    }
+    if (beta != 0) {
+      host_c0.resize(sh.m * sh.n);
+      fill_input(host_c0.data(), sh.m * sh.n, s, Operand::kC);
+      CUDA_CHECK(cudaMemcpy(c0.get(), host_c0.data(), c0.bytes(), cudaMemcpyHostToDevice));
+    }
+    digest = input_digest();
+    entries = checked_entries(sh, s);
+    reference_entries(entries, sh, host_a.data(), host_bt.data(),
+                      beta != 0 ? host_c0.data() : nullptr, alpha, beta);
+  }
+  Args args(int config, cublasHandle_t blas) const {
+    return {a.get(),
+            b.get(),
+            c.get(),
+            static_cast<int>(shape.m),
+            static_cast<int>(shape.n),
+            static_cast<int>(shape.k),
+            alpha,
+            beta,
+            config,
+            blas};
+  }
+};
+
+// One product as bench::measure and bench::check_once see it (common/bench/protocol.h).
+struct ProductData {
+  const Input& in;
+  void restore() const {  // beta != 0: C is an input, C0, before every run
+    if (in.beta != 0)
+      CUDA_CHECK(cudaMemcpy(in.c.get(), in.c0.get(), in.c0.bytes(), cudaMemcpyDeviceToDevice));
+  }
+  void poison() const {  // beta = 0: all of C and the guard; else the guard only
+    const int64_t first = in.beta != 0 ? in.shape.m * in.shape.n : 0;
+    sw::poison(in.c.get() + first, (in.c.count() - first) * sizeof(float));
+  }
+  bench::Verdict check() const {
+    in.out.resize(in.c.count());
+    CUDA_CHECK(cudaMemcpy(in.out.data(), in.c.get(), in.c.bytes(), cudaMemcpyDeviceToHost));
+    const Comparison r = compare(in.out.data(), in.shape, kGuardFloats, in.entries);
+    const bool kept = in.input_digest() == in.digest;
+    bench::Verdict v{r.ok() && kept, r.detail, r.rel_error, 0};
+    if (r.ok() && !kept) v.detail = "input changed: the step wrote into A or B";
+    return v;
+  }
+  bool reseed(uint64_t s) const {
+    in.reseed(s);
+    return true;
+  }
+  uint64_t seed() const { return in.seed; }
+};
+
+// --- the problem -------------------------------------------------------------------------
+
+struct Problem {
+  using Step = gemm::Step;
+  static constexpr const char* kName = "sgemm";
+
+  // The configurable step's tile configurations (its default first); none: no --config.
+  std::vector<TileConfig> configs;
+
+  // The options.
+  int64_t m = kDefaultSide, n = kDefaultSide, k = kDefaultSide, size = kDefaultSide;
+  double alpha = kDefaultAlpha, beta = kDefaultBeta;
+  std::string config;
+  bool large = false;
+
+  void add_options(Cli& cli, const bench::Program<Step>&) {
+    cli.add_int("--m", &m, 1, kMaxSide, "rows of A and C");
+    cli.add_int("--n", &n, 1, kMaxSide, "columns of B and C");
+    cli.add_int("--k", &k, 1, kMaxSide, "columns of A, rows of B");
+    cli.add_int("--size", &size, 1, kMaxSide, "m = n = k (not with --m, --n, --k)");
+    cli.add_number("--alpha", &alpha, -kMaxScale, kMaxScale, "C = alpha * A * B + beta * C");
+    cli.add_number("--beta", &beta, -kMaxScale, kMaxScale,
+                   "beta (0: C is not read, and it is poisoned before every run)");
+    if (!configs.empty()) {
+      std::vector<std::string> names;
+      for (const TileConfig& c : configs) names.push_back(c.name);
+      config = names.front();
+      cli.add_choice("--config", &config, names,
+                     "tiles of the configurable step (default: the first); not given, the "
+                     "default run also times every one");
+    }
+    cli.add_flag("--large", &large, "with --verify-only: 8192^3 and 2^31 elements in one operand");
+  }
+
+  bool shape_given(const Cli& cli) const {
+    return cli.was_given("--m") || cli.was_given("--n") || cli.was_given("--k") ||
+           cli.was_given("--size");
+  }
+  bool scale_given(const Cli& cli) const {
+    return cli.was_given("--alpha") || cli.was_given("--beta");
+  }
+  // Options that do not apply to what was asked exit 2 (before the GPU starts).
+  void validate(const bench::Request<Step>& asked) {
+    const Cli& cli = asked.cli;
+    if (cli.was_given("--size")) {
+      if (cli.was_given("--m") || cli.was_given("--n") || cli.was_given("--k"))
+        cli.reject("--size sets m = n = k: give it or --m, --n, --k, not both");
+      m = n = k = size;
+    }
+    if (large && !asked.opt.verify_only) cli.reject("--large applies only with --verify-only");
+    if (large && shape_given(cli))
+      cli.reject("--large has its own shapes: not with a shape option");
+    const bool configurable = std::any_of(asked.steps.begin(), asked.steps.end(),
+                                          [](const Step& s) { return s.traits & kConfigurable; });
+    if (cli.was_given("--config") && !configurable)
+      cli.reject("--config applies only to a configurable step (--variant " + last_name(asked) +
+                 ")");
+  }
+  static std::string last_name(const bench::Request<Step>& asked) {
+    for (auto s = asked.program.steps.rbegin(); s != asked.program.steps.rend(); ++s)
+      if (s->traits & kConfigurable) return s->name;
+    return "none";
+  }
+  int config_index() const {
+    for (size_t i = 0; i < configs.size(); ++i)
+      if (config == configs[i].name) return static_cast<int>(i);
+    return 0;
+  }
+
+  // A shape (with C0 when beta != 0) must fit on the GPU: else exit 2, naming the options.
+  static void require_fits(const Gpu& gpu, const Shape& s, bool with_c0) {
+    const int64_t floats = s.m * s.k + s.k * s.n + s.m * s.n * (with_c0 ? 2 : 1) + kGuardFloats;
+    sw::require_fits(gpu, "--m, --n, --k " + s.text() + ": floats of A, B and C", floats,
+                     sizeof(float), kLibraryBytes);
+  }
+
+  // The rows: cuBLAS first, then the steps; a configurable step once per configuration
+  // when `every_config` (its name then says which: "warp-tiled config=sm80").
+  struct TableRow {
+    Step step;
+    std::string name;
+    int config;
+  };
+  std::vector<TableRow> rows(const std::vector<Step>& steps, bool every_config) const {
+    std::vector<TableRow> out = {{kCublasRow, kCublasRow.name, 0}};
+    for (const Step& st : steps) {
+      if (!(st.traits & kConfigurable) || !every_config) {
+        out.push_back({st, st.name, config_index()});
+        continue;
+      }
+      for (size_t c = 0; c < configs.size(); ++c)
+        out.push_back(
+            {st, std::string(st.name) + " config=" + configs[c].name, static_cast<int>(c)});
+    }
+    return out;
+  }
+
+  // What tells a row apart: float4 or scalar loads; its tiles.
+  void settings(Result& r, const Step& st, const Args& a, int config) const {
+    if (st.traits & kVector) r.extra["vec"] = vector_ok(a) ? 4 : 1;
+    if ((st.traits & kConfigurable) && config < static_cast<int>(configs.size())) {
+      const TileConfig& t = configs[config];
+      r.extra["tile_m"] = t.tile_m;
+      r.extra["tile_n"] = t.tile_n;
+      r.extra["tile_k"] = t.tile_k;
+      r.extra["threads"] = t.threads;
+    }
+  }
+
+  void verify(const bench::Session<Step>& s) const {
+    const std::vector<Shape> shapes = large                ? large_shapes()
+                                      : shape_given(s.cli) ? std::vector<Shape>{{m, n, k}}
+                                                           : verify_shapes();
+    const std::vector<std::pair<double, double>> scales =
+        scale_given(s.cli) ? std::vector<std::pair<double, double>>{{alpha, beta}}
+                           : std::vector<std::pair<double, double>>{{kDefaultAlpha, kDefaultBeta},
+                                                                    {kOtherAlpha, kOtherBeta}};
+    for (const Shape& shape : shapes)
+      for (const auto& [al, be] : scales) require_fits(s.gpu, shape, be != 0);
+    const Blas blas;
+    CUBLAS_CHECK(cublasSetMathMode(blas.get(), CUBLAS_DEFAULT_MATH));
+    const std::vector<TableRow> table = rows(s.steps, !s.cli.was_given("--config"));
+    for (const Shape& shape : shapes)
+      for (const auto& [al, be] : scales) {
+        const Input in(shape, al, be, static_cast<uint64_t>(s.opt.seed));
+        for (const TableRow& row : table) {
+          const Args a = in.args(row.config, blas.get());
+          const bench::Verdict v = bench::check_once(ProductData{in}, row.step.launch, a);
+          std::string what = row.name + " " + shape.text() + " alpha=" + print_text("%g", al) +
+                             " beta=" + print_text("%g", be);
+          if (row.step.traits & kVector) what += vector_ok(a) ? " vec=4" : " vec=1";
+          s.report.check(v.ok, what, v.detail);
+        }
+      }
+  }
+
+  void bench(const bench::Session<Step>& s) const {
+    const Shape shape{m, n, k};
+    require_fits(s.gpu, shape, beta != 0);
+    const Blas blas;
+    CUBLAS_CHECK(cublasSetMathMode(blas.get(), CUBLAS_DEFAULT_MATH));
+    const Input in(shape, alpha, beta, static_cast<uint64_t>(s.opt.seed));
+    const double floats_moved =
+        static_cast<double>(m * k + k * n) + (beta != 0 ? 2.0 : 1.0) * m * n;
+    std::string note = shape.text();
+    if (alpha != kDefaultAlpha || beta != kDefaultBeta)
+      note += print_text(" alpha=%g beta=%g", alpha, beta);
+    auto measure = [&](const Step& st, const std::string& name, const char* role, int config) {
+      const bench::Row row{name,
+                           shape.madds(),
+                           sizeof(float) * floats_moved,
+                           1,
+                           false,
+                           role,
+                           2.0 * static_cast<double>(shape.madds())};
+      const Args a = in.args(config, blas.get());
+      Result r = bench::measure(s.opt, row, ProductData{in}, st.launch, a);
+      r.note = note;
+      settings(r, st, a, config);
+      s.report.add(r);
+    };
+    for (const TableRow& row : rows(s.steps, false))
+      measure(row.step, row.name, row.step.role, row.config);
+    if (s.cli.was_given("--config")) return;
+    for (const Step& st : s.steps)  // the sweep: which tiles suit this GPU
+      if (st.traits & kConfigurable)
+        for (size_t c = 0; c < configs.size(); ++c)
+          measure(st, std::string(st.name) + "-" + configs[c].name, "sweep", static_cast<int>(c));
+  }
+};
+
+}  // namespace sw::gemm
