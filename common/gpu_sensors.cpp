@@ -19,11 +19,59 @@ constexpr int kNvmlSuccess = 0;
 constexpr int kNvmlClockSm = 1;  // NVML_CLOCK_SM
 constexpr int kBusIdChars = 32;  // "0000:65:00.0" and its end
 
+// nvmlDeviceGetFieldValues(device, count, values): one query of `count` fields, each
+// answered in its own nvmlFieldValue_t. The struct as NVML's reference documents it
+// (Field Value Queries): fieldId, scopeId, timestamp (us), latencyUsec, valueType
+// (nvmlValueType_t), nvmlReturn (this field's own result), value (a union of 8 bytes).
+struct FieldValue {
+  unsigned field_id;
+  unsigned scope_id;  // 0: the GPU alone (1 would be the whole module, e.g. Grace + GPU)
+  long long timestamp_us;
+  long long latency_us;
+  int value_type;
+  int nvml_return;
+  union {
+    double d;
+    unsigned u32;
+    unsigned long long u64;
+    long long i64;
+    int i32;
+    unsigned short u16;
+  } value;
+};
+static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
+using FieldsFn = int (*)(NvmlDevice device, int count, FieldValue* values);
+// NVML_FI_DEV_POWER_INSTANT (nvml.h: "Current GPU power, supported on all architectures"),
+// in milliwatts.
+constexpr unsigned kFieldPowerInstant = 186;
+// nvmlValueType_t: DOUBLE 0, UNSIGNED_INT 1, UNSIGNED_LONG 2, UNSIGNED_LONG_LONG 3,
+// SIGNED_LONG_LONG 4, SIGNED_INT 5, UNSIGNED_SHORT 6.
+double field_number(const FieldValue& f) {
+  switch (f.value_type) {
+    case 0:
+      return f.value.d;
+    case 1:
+      return f.value.u32;
+    case 2:
+    case 3:
+      return static_cast<double>(f.value.u64);
+    case 4:
+      return static_cast<double>(f.value.i64);
+    case 5:
+      return f.value.i32;
+    case 6:
+      return f.value.u16;
+    default:
+      return NAN;
+  }
+}
+
 // NVML opened once per process; null members where it is missing.
 struct Nvml {
   HandleFn handle = nullptr;
   ClockFn clock = nullptr;
   PowerFn power = nullptr;
+  FieldsFn fields = nullptr;
   Nvml() {
     void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return;
@@ -32,6 +80,7 @@ struct Nvml {
     handle = reinterpret_cast<HandleFn>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
     clock = reinterpret_cast<ClockFn>(dlsym(lib, "nvmlDeviceGetClockInfo"));
     power = reinterpret_cast<PowerFn>(dlsym(lib, "nvmlDeviceGetPowerUsage"));
+    fields = reinterpret_cast<FieldsFn>(dlsym(lib, "nvmlDeviceGetFieldValues"));
   }
 };
 
@@ -50,6 +99,19 @@ NvmlDevice device_handle(const Nvml& nvml, int device) {
   return d;
 }
 
+// What nvmlDeviceGetPowerUsage averages over on CUDA device `device`: 1 s on Ampere and
+// newer GPUs but GA100 (compute capability 8.0), none (0) on those and older ones. The
+// real GPU's capability (not an emulated one's: common/device.cu): it is the board's.
+double average_window_s(int device) {
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    cudaGetLastError();
+    return NAN;
+  }
+  return major * 10 + minor > 80 ? 1.0 : 0.0;
+}
+
 }  // namespace
 
 SensorReading read_sensors() {
@@ -64,7 +126,16 @@ SensorReading read_sensors() {
   if (!d) return r;
   unsigned mhz = 0, milliwatts = 0;
   if (nvml.clock && nvml.clock(d, kNvmlClockSm, &mhz) == kNvmlSuccess) r.sm_clock_mhz = mhz;
-  if (nvml.power && nvml.power(d, &milliwatts) == kNvmlSuccess) r.power_w = milliwatts / 1000.0;
+  FieldValue now = {};
+  now.field_id = kFieldPowerInstant;
+  if (nvml.fields && nvml.fields(d, 1, &now) == kNvmlSuccess && now.nvml_return == kNvmlSuccess &&
+      std::isfinite(field_number(now))) {
+    r.power_w = field_number(now) / 1000.0;
+    r.power_window_s = 0;
+  } else if (nvml.power && nvml.power(d, &milliwatts) == kNvmlSuccess) {
+    r.power_w = milliwatts / 1000.0;
+    r.power_window_s = average_window_s(device);
+  }
   return r;
 }
 

@@ -12,9 +12,13 @@
 // NVML prints "-" in those columns. The GPU is found by its PCI bus id, the one name that
 // CUDA and NVML share whatever CUDA_VISIBLE_DEVICES says.
 //
-// What NVML returns: the SM clock now, in MHz, and the board's power in W as the driver
-// averages it (over about a second on recent boards), so a row whose timed runs are short
-// reads part of the idle time between them too.
+// What NVML returns: the SM clock now, in MHz, and the GPU's power in W. The power is
+// NVML's instantaneous reading (the field NVML_FI_DEV_POWER_INSTANT) where the driver
+// offers it. Where it does not, it is nvmlDeviceGetPowerUsage's, which NVML documents as
+// an average over 1 s on Ampere and newer GPUs (GA100, compute capability 8.0, and older
+// GPUs excepted: instantaneous there), so a row whose timed runs are short reads part of
+// the idle time before them too. power_window_s says which the reading is: 0 for an
+// instantaneous one, 1 for the average over 1 s; measure() records it beside power_w.
 #pragma once
 
 #include <cmath>
@@ -22,8 +26,9 @@
 namespace sw {
 
 struct SensorReading {
-  double sm_clock_mhz = NAN;  // the SM clock now
-  double power_w = NAN;       // the board's power draw
+  double sm_clock_mhz = NAN;    // the SM clock now
+  double power_w = NAN;         // the GPU's power draw
+  double power_window_s = NAN;  // what power_w averages over: 0 (now) or 1 (the last second)
 };
 
 // The current CUDA device's SM clock and power; NaN for a reading NVML does not give.

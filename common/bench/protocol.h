@@ -8,7 +8,8 @@
 //      for it, that its bits are the first run's: a fixed order of additions);
 //      A compute-bound row (Row::flops > 0) also reads the SM clock and the board's
 //      power once per timed run, while the run is on the GPU (common/gpu_sensors.h),
-//      and reports their medians (extra sm_clock_mhz, power_w);
+//      and reports their medians (extra sm_clock_mhz, power_w) and what the power
+//      reading averages over (extra power_window_s: 0, instantaneous; 1, the last second);
 //   4. with --graded-timing (the lab grader's timing), part 2 instead gives every
 //      run new input contents from another seed, poisons its outputs and checks
 //      it, switches persisting L2 lines off, and ends each timed window with the
@@ -166,6 +167,7 @@ Result measure(const CommonOptions& opt, const Row& row, const Data& data, Launc
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
   std::vector<double> ms, gaps, mhz, watts;
+  double power_window_s = NAN;  // of the power readings (gpu_sensors.h)
   int wrong = 0;
   // The clock and power of a compute-bound row, read while each timed run is on the GPU
   // (between the stop event's record and its wait). Not with --graded-timing: the host's
@@ -186,7 +188,10 @@ Result measure(const CommonOptions& opt, const Row& row, const Data& data, Launc
     if (sensors && k >= opt.warmup) {
       const SensorReading now = read_sensors();
       if (std::isfinite(now.sm_clock_mhz)) mhz.push_back(now.sm_clock_mhz);
-      if (std::isfinite(now.power_w)) watts.push_back(now.power_w);
+      if (std::isfinite(now.power_w)) {
+        watts.push_back(now.power_w);
+        power_window_s = now.power_window_s;
+      }
     }
     CUDA_CHECK(graded ? cudaDeviceSynchronize() : cudaEventSynchronize(stop));
     const auto t1 = std::chrono::steady_clock::now();
@@ -207,6 +212,7 @@ Result measure(const CommonOptions& opt, const Row& row, const Data& data, Launc
   r.timing = summarize(ms);
   if (!mhz.empty()) r.extra["sm_clock_mhz"] = median(mhz);
   if (!watts.empty()) r.extra["power_w"] = median(watts);
+  if (std::isfinite(power_window_s)) r.extra["power_window_s"] = power_window_s;
 
   // 3. the last run checked again, or (4.) the graded verdict
   if (graded) {
