@@ -1,5 +1,6 @@
-// The GEMM track's host arithmetic (chapter 19): its inputs, which entries of C a check
-// compares, the CPU reference of an entry and its error bound, and the comparison.
+// The GEMM track's host arithmetic (chapters 19 and 20): its inputs (and their rounding to
+// bf16 or fp16), which entries of C a check compares, the CPU reference of an entry and its
+// error bound, and the comparison.
 // Host C++ only (common/tests/test_gemm.cpp tests it); common/problems/gemm.h uses it.
 //
 // The product: C = alpha * A * B + beta * C0, row-major, fp32; A is m x k, B is k x n,
@@ -23,6 +24,28 @@
 // one product missing or counted twice (|a_ip b_pj| is about 0.25 on average) for k up to
 // a few hundred, a whole tile of them missing at any k, and any element not written (the
 // poison, NaN, is never within a bound).
+//
+// 16-bit inputs on tensor cores (chapter 20, --type bf16|fp16). A and B are the generator's
+// values rounded to the type (round_to: to nearest, ties to even), so they are exactly what
+// the GPU multiplies, and the reference is the product of the rounded values: exact products
+// in double again (and in fp32: 8 + 8 or 11 + 11 significant bits). The sum is not fp32
+// addition in some order: an mma instruction adds a block of b products and the accumulator
+// in one operation, aligned to the largest of them with at least 24 bits kept, the bits
+// shifted out and those of the sum truncated (rounded toward zero), b = 4 on V100 and T4
+// and 8 on A100 (Fasi, Higham, Mikaitis and Pranesh, "Numerical behavior of NVIDIA tensor
+// cores", PeerJ Computer Science 7:e330, 2021). With u' = 2^-23, the unit roundoff of
+// truncation, one block of b_i products errs by at most (b_i + 2) u' T_i, T_i the absolute
+// sum of what it adds (each of its b_i + 1 terms loses less than u' of the largest, the
+// sum less than u' of itself). T_i <= S_ij + the error so far, so over the ceil(k / b)
+// blocks of a sum of k products the units add up to n = k + 2 ceil(k / b) <= 3k for any
+// b >= 1 (a k split into slices whose sums are added afterwards stays within 3k too), and
+//   |s - sum_p a_ip b_pj| <= gamma'_{3k} S_ij,   gamma'_n = n u' / (1 - n u').
+// With the fp32 epilogue as above (rounding to nearest: within u'):
+//   |c - want_ij| <= gamma'_{3k+2} |alpha| S_ij + gamma'_2 |beta c0_ij|,
+// plus the double reference's error: the fp32 bound's form, six times as wide (3k units of
+// 2^-23 where fp32 addition has k of 2^-24), whatever the block size and the rounding. It
+// still catches a whole tile missing at any k, one product missing for k up to a hundred or
+// so, and any element not written.
 #pragma once
 
 #include <algorithm>
@@ -53,6 +76,50 @@ struct Shape {
   }
 };
 
+// The type of A and B on the GPU. C is fp32 whatever it is.
+enum class InputType { kFp32, kBf16, kFp16 };
+
+inline const char* type_name(InputType t) {
+  return t == InputType::kBf16 ? "bf16" : t == InputType::kFp16 ? "fp16" : "fp32";
+}
+
+// x rounded to the nearest value of type t, ties to even (fp32: x). bf16 is fp32's upper
+// 16 bits (8 significant bits); fp16 has 11 significant bits from 2^-14 up, steps of 2^-24
+// below (subnormals), and 65504 at most (from 65520 on: infinity).
+inline float round_to(InputType t, float x) {
+  if (t == InputType::kFp32 || !std::isfinite(x) || x == 0) return x;
+  if (t == InputType::kBf16) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    bits += 0x7FFFu + ((bits >> 16) & 1u);  // up past the half-way point, or at it when odd
+    bits &= 0xFFFF0000u;
+    std::memcpy(&x, &bits, sizeof x);
+    return x;
+  }
+  const double a = std::fabs(static_cast<double>(x));
+  if (a >= 65520.0) return std::copysign(INFINITY, x);
+  int exponent = 0;
+  std::frexp(a, &exponent);  // a = f 2^exponent, f in [0.5, 1)
+  const double step = std::ldexp(1.0, std::max(exponent - 11, -24));  // one unit in the last place
+  return static_cast<float>(std::copysign(std::nearbyint(a / step) * step, x));  // ties to even
+}
+
+// The 16 bits of x, a value of type t (bf16 or fp16) as round_to gives it.
+inline uint16_t half_bits(InputType t, float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  if (t == InputType::kBf16) return static_cast<uint16_t>(bits >> 16);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const double a = std::fabs(static_cast<double>(x));
+  if (std::isinf(x)) return sign | 0x7C00u;
+  if (a < std::ldexp(1.0, -14))  // subnormal (or zero): a multiple of 2^-24
+    return sign | static_cast<uint16_t>(std::ldexp(a, 24));
+  int exponent = 0;
+  const double f = std::frexp(a, &exponent);  // a = 2f 2^(exponent - 1), 2f in [1, 2)
+  const auto mantissa = static_cast<uint16_t>(std::ldexp(2 * f - 1, 10));
+  return sign | static_cast<uint16_t>((exponent - 1 + 15) << 10) | mantissa;
+}
+
 // The three inputs' streams of random numbers.
 enum class Operand : uint64_t { kA = 1, kB = 2, kC = 3 };
 
@@ -70,12 +137,23 @@ inline void fill_input(float* out, int64_t count, uint64_t seed, Operand which) 
   });
 }
 
+// gamma'_n of the tensor cores' accumulation: n units of truncation, u' = 2^-23.
+inline double truncation_gamma(int64_t n) {
+  const double nu = static_cast<double>(n) * std::ldexp(1.0, -23);
+  return nu < 1 ? nu / (1 - nu) : INFINITY;
+}
+
 // The bound on |c - want| of one entry (see the top of this file): k products, S their
-// absolute sum, c0 the entry of C0 (any value when beta is 0).
-inline double entry_bound(int64_t k, double alpha, double abs_products, double beta, double c0) {
+// absolute sum, c0 the entry of C0 (any value when beta is 0); fp32 inputs summed in fp32,
+// or 16-bit ones on tensor cores.
+inline double entry_bound(int64_t k, double alpha, double abs_products, double beta, double c0,
+                          InputType type = InputType::kFp32) {
   const double scaled = std::fabs(alpha) * abs_products, added = std::fabs(beta * c0);
   const double reference_error = static_cast<double>(k + 2) * std::ldexp(1.0, -53);
-  return float_gamma(k + 2) * scaled + float_gamma(2) * added + reference_error * (scaled + added);
+  const double sum_error = type == InputType::kFp32
+                               ? float_gamma(k + 2) * scaled + float_gamma(2) * added
+                               : truncation_gamma(3 * k + 2) * scaled + truncation_gamma(2) * added;
+  return sum_error + reference_error * (scaled + added);
 }
 
 // One entry of C that a check compares.
@@ -87,9 +165,11 @@ struct Entry {
 };
 
 // Fills e.want, e.bound and e.scale: a_row is row e.row of A (k floats), bt_row row e.col of
-// B transposed (column e.col of B, k floats), c0 the entry of C0 (unused when beta is 0).
+// B transposed (column e.col of B, k floats), c0 the entry of C0 (unused when beta is 0),
+// type the inputs' type (their values already rounded to it; the bound follows it).
 inline void reference_entry(Entry& e, const float* a_row, const float* bt_row, int64_t k,
-                            double alpha, double beta, double c0) {
+                            double alpha, double beta, double c0,
+                            InputType type = InputType::kFp32) {
   double sum = 0, abs_sum = 0;
   for (int64_t p = 0; p < k; ++p) {
     const double product = static_cast<double>(a_row[p]) * bt_row[p];  // exact
@@ -98,7 +178,7 @@ inline void reference_entry(Entry& e, const float* a_row, const float* bt_row, i
   }
   const double added = beta == 0 ? 0.0 : beta * c0;
   e.want = alpha * sum + added;
-  e.bound = entry_bound(k, alpha, abs_sum, beta, beta == 0 ? 0.0 : c0);
+  e.bound = entry_bound(k, alpha, abs_sum, beta, beta == 0 ? 0.0 : c0, type);
   e.scale = std::fabs(alpha) * abs_sum + std::fabs(added);
 }
 
@@ -141,9 +221,10 @@ inline std::vector<Entry> checked_entries(const Shape& s, uint64_t seed) {
 }
 
 // The reference of every entry, on all cores: a (m x k), bt (B transposed, n x k), c0 (m x n;
-// may be null when beta is 0).
+// may be null when beta is 0), of inputs of type `type`.
 inline void reference_entries(std::vector<Entry>& entries, const Shape& s, const float* a,
-                              const float* bt, const float* c0, double alpha, double beta) {
+                              const float* bt, const float* c0, double alpha, double beta,
+                              InputType type = InputType::kFp32) {
   const int64_t grain = std::max<int64_t>(1, 65536 / s.k);  // about 65536 madds a thread at least
   parallel_for(
       static_cast<int64_t>(entries.size()),
@@ -151,7 +232,7 @@ inline void reference_entries(std::vector<Entry>& entries, const Shape& s, const
         for (int64_t e = begin; e < end; ++e) {
           Entry& x = entries[e];
           reference_entry(x, a + x.row * s.k, bt + x.col * s.k, s.k, alpha, beta,
-                          c0 && beta != 0 ? c0[x.row * s.n + x.col] : 0.0);
+                          c0 && beta != 0 ? c0[x.row * s.n + x.col] : 0.0, type);
         }
       },
       grain);

@@ -209,3 +209,140 @@ TEST_CASE("the comparison finds a wrong entry, an unwritten one and a write past
   std::memset(c.data() + s.m * s.n, 0, kGuard * sizeof(float));  // STEPWISE_POISON=zero's poison
   CHECK(gm::compare(c.data(), s, kGuard, e).ok());
 }
+
+// --- 16-bit inputs (chapter 20) ------------------------------------------------------------
+
+namespace {
+
+// The float that fp16 bits h stand for (sign, 5 exponent bits, 10 mantissa bits).
+float fp16_value(uint16_t h) {
+  const int exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+  const double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
+                           : exponent == 31 ? (mantissa ? NAN : INFINITY)
+                                            : std::ldexp(1024 + mantissa, exponent - 25);
+  return static_cast<float>((h & 0x8000) ? -magnitude : magnitude);
+}
+
+float bf16_value(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+// x truncated (toward zero) to a multiple of 2^q.
+double truncate_to(double x, int q) { return std::trunc(std::ldexp(x, -q)) * std::ldexp(1.0, q); }
+
+// One block operation of a tensor core as the bound models it: the accumulator and `count`
+// exact products aligned to the largest, each truncated 24 bits below its leading bit,
+// added exactly, the sum truncated to 24 significant bits.
+float block_add(float acc, const double* products, int64_t count) {
+  double largest = std::fabs(acc);
+  for (int64_t i = 0; i < count; ++i) largest = std::max(largest, std::fabs(products[i]));
+  if (largest == 0) return acc;
+  int e = 0;
+  std::frexp(largest, &e);  // largest in [2^(e-1), 2^e)
+  double sum = truncate_to(acc, e - 24);
+  for (int64_t i = 0; i < count; ++i) sum += truncate_to(products[i], e - 24);  // exact
+  if (sum == 0) return 0.0f;
+  std::frexp(sum, &e);
+  return static_cast<float>(truncate_to(sum, e - 24));
+}
+
+// A dot product of k terms in blocks of `block` products, each block one block_add.
+float tensor_dot(const float* a, const float* b, int64_t k, int64_t block) {
+  float acc = 0;
+  std::vector<double> products(block);
+  for (int64_t t = 0; t < k; t += block) {
+    const int64_t count = std::min(block, k - t);
+    for (int64_t i = 0; i < count; ++i) products[i] = static_cast<double>(a[t + i]) * b[t + i];
+    acc = block_add(acc, products.data(), count);
+  }
+  return acc;
+}
+
+}  // namespace
+
+TEST_CASE("rounding to bf16 and fp16: every value of the type is kept, ties go to even") {
+  for (const gm::InputType t : {gm::InputType::kBf16, gm::InputType::kFp16}) {
+    for (uint32_t h = 0; h <= 0xFFFF; ++h) {
+      const float v = t == gm::InputType::kBf16 ? bf16_value(static_cast<uint16_t>(h))
+                                                : fp16_value(static_cast<uint16_t>(h));
+      if (std::isnan(v)) continue;
+      CAPTURE(h);
+      REQUIRE(gm::round_to(t, v) == v);
+      REQUIRE(gm::half_bits(t, v) == h);
+    }
+  }
+  using gm::InputType;
+  CHECK(gm::round_to(InputType::kBf16, 1 + std::ldexp(1.0f, -8)) == 1.0f);  // tie: even is 1
+  CHECK(gm::round_to(InputType::kBf16, 1 + 3 * std::ldexp(1.0f, -8)) == 1 + std::ldexp(1.0f, -6));
+  CHECK(gm::round_to(InputType::kBf16, 1 + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)) ==
+        1 + std::ldexp(1.0f, -7));
+  CHECK(gm::round_to(InputType::kBf16, -0.3f) == -0.30078125f);
+  CHECK(gm::half_bits(InputType::kBf16, -0.30078125f) == 0xBE9A);
+  CHECK(gm::round_to(InputType::kFp16, 1 + std::ldexp(1.0f, -11)) == 1.0f);
+  CHECK(gm::round_to(InputType::kFp16, 1 + 3 * std::ldexp(1.0f, -11)) == 1 + std::ldexp(1.0f, -9));
+  CHECK(gm::round_to(InputType::kFp16, -0.3f) == -0.300048828125f);
+  CHECK(gm::half_bits(InputType::kFp16, -0.300048828125f) == 0xB4CD);
+  CHECK(gm::round_to(InputType::kFp16, 65519.0f) == 65504.0f);
+  CHECK(std::isinf(gm::round_to(InputType::kFp16, 65520.0f)));
+  CHECK(gm::round_to(InputType::kFp16, std::ldexp(1.0f, -25)) == 0.0f);  // tie: even is 0
+  CHECK(gm::round_to(InputType::kFp16, 3 * std::ldexp(1.0f, -26)) == std::ldexp(1.0f, -24));
+  CHECK(gm::round_to(InputType::kFp32, 0.1f) == 0.1f);
+  // The generator's values: within half a unit in the last place of the type.
+  for (int i = 0; i < 10000; ++i) {
+    const float x = gm::input_value(5, gm::Operand::kA, i);
+    const double ulp16 = std::ldexp(1.0, std::max(std::ilogb(x) - 10, -24));
+    CHECK(std::fabs(gm::round_to(InputType::kFp16, x) - x) <= ulp16 / 2);
+    CHECK(std::fabs(gm::round_to(InputType::kBf16, x) - x) <= std::ldexp(1.0, std::ilogb(x) - 8));
+  }
+}
+
+TEST_CASE(
+    "tensor-core sums (blocks, truncated) stay within the 16-bit bound; a missing product does "
+    "not") {
+  for (const gm::InputType t : {gm::InputType::kBf16, gm::InputType::kFp16}) {
+    for (int64_t k : {1, 2, 3, 17, 431, 4095}) {
+      for (uint64_t seed = 1; seed <= 10; ++seed) {
+        Case c = make_case(k, seed);
+        for (float& x : c.a) x = gm::round_to(t, x);
+        for (float& x : c.b) x = gm::round_to(t, x);
+        for (const auto& [alpha, beta] : {std::pair{1.0f, 0.0f}, std::pair{-1.5f, 0.75f}}) {
+          gm::Entry e;
+          gm::reference_entry(e, c.a.data(), c.b.data(), k, alpha, beta, c.c0, t);
+          auto epilogue = [&](float s) {
+            return beta == 0 ? alpha * s : std::fmaf(beta, c.c0, alpha * s);
+          };
+          CAPTURE(k);
+          CAPTURE(seed);
+          for (int64_t block : {1, 4, 8, 16})
+            CHECK(std::fabs(epilogue(tensor_dot(c.a.data(), c.b.data(), k, block)) - e.want) <=
+                  e.bound);
+          CHECK(std::fabs(epilogue(dot(c.a.data(), c.b.data(), k, Order::kForward)) - e.want) <=
+                e.bound);
+          if (k < 2 || k > 1000) continue;  // six times the fp32 bound: loose for large k
+          int64_t largest = 0;
+          for (int64_t p = 1; p < k; ++p)
+            if (std::fabs(c.a[p] * c.b[p]) > std::fabs(c.a[largest] * c.b[largest])) largest = p;
+          std::vector<float> a = c.a;
+          a[largest] = 0;
+          CHECK(std::fabs(epilogue(tensor_dot(a.data(), c.b.data(), k, 8)) - e.want) > e.bound);
+        }
+      }
+    }
+  }
+  // Truncation at its worst: in one block, 15 products just under 2^-23 after one of 1 are
+  // dropped whole, an error of almost 15 u' = 30 u, past the fp32 bound of 16 products
+  // (gamma_18 S, about 18 u) and inside the tensor-core bound (about 50 u' S).
+  constexpr int64_t kK = 16;
+  std::vector<float> a(kK, std::ldexp(1.0f, -23) - std::ldexp(1.0f, -31)), b(kK, 1.0f);
+  a[0] = 1.0f;
+  REQUIRE(gm::round_to(gm::InputType::kBf16, a[1]) == a[1]);
+  gm::Entry e;
+  gm::reference_entry(e, a.data(), b.data(), kK, 1.0, 0.0, 0.0, gm::InputType::kBf16);
+  const float got = tensor_dot(a.data(), b.data(), kK, kK);
+  CHECK(got == 1.0f);
+  CHECK(std::fabs(got - e.want) <= e.bound);
+  CHECK(std::fabs(got - e.want) > gm::entry_bound(kK, 1.0, e.scale, 0.0, 0.0));  // fp32's
+}
