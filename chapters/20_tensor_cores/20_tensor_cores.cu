@@ -46,7 +46,6 @@ namespace {
 
 namespace gm = sw::gemm;
 using namespace ch20::padded;
-constexpr int kFrag = 16;  // wmma's fragments: 16 x 16 x 16
 
 // --- step 1: wmma, 16 x 16 x 16 fragments from a shared tile ----------------------------------
 
@@ -62,6 +61,7 @@ __global__ void __launch_bounds__(kThreads)
               int m, int n, int k, float alpha, float beta, bool vec) {
 #if CH20_SM80
   namespace wmma = nvcuda::wmma;
+  constexpr int kFrag = 16;  // wmma's fragments: 16 x 16 x 16
   constexpr int kFragsM = kWarpM / kFrag, kFragsN = kWarpN / kFrag;
   __shared__ __align__(128) uint16_t as[kTileM * kLdA];
   __shared__ __align__(128) uint16_t bs[kTileK * kLdB];

@@ -80,7 +80,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     gemm_mma_cp_async(const uint16_t* __restrict__ A, const uint16_t* __restrict__ B,
                       float* __restrict__ C, int m, int n, int k, float alpha, float beta,
                       bool vec) {
-#if CH20_SM80
   extern __shared__ __align__(128) uint16_t shared[];  // stage s: A tile, then B tile
   const int row0 = blockIdx.y * kTileM, col0 = blockIdx.x * kTileN;
   const int warp = threadIdx.x / sw::kWarp, lane = threadIdx.x % sw::kWarp;
@@ -129,7 +128,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int j = 0; j < kTilesN; ++j)
       store_tile(C, m, n, row0 + warp_row + i * kMmaM + lane / 4,
                  col0 + warp_col + j * kMmaN + 2 * (lane % 4), acc[i][j], alpha, beta, vec_c);
-#endif
 }
 
 // The kernel for the type, allowed its kSharedBytes of dynamic shared memory (past the

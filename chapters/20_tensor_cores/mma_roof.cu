@@ -30,7 +30,6 @@ template <class T>
 __global__ void __launch_bounds__(kThreads)
     mma_roof_kernel(const uint16_t* __restrict__ a_tile, const uint16_t* __restrict__ b_tile,
                     float* __restrict__ out) {
-#if CH20_SM80
   const int lane = threadIdx.x % sw::kWarp, g = lane / 4, t = lane % 4;
   auto at_a = [&](int row, int col) {  // A[row][col] and A[row][col + 1] in one register
     return static_cast<uint32_t>(a_tile[row * kK + col]) |
@@ -55,7 +54,6 @@ __global__ void __launch_bounds__(kThreads)
     for (int e = 0; e < 4; ++e) sum[e] += d[c][e];
   const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   reinterpret_cast<float4*>(out)[thread] = make_float4(sum[0], sum[1], sum[2], sum[3]);
-#endif
 }
 
 // What the launcher gets: the tiles, the output (4 floats a thread), the type, the grid.

@@ -24,7 +24,6 @@ template <class T>
 __global__ void __launch_bounds__(kThreads)
     gemm_mma_sync(const uint16_t* __restrict__ A, const uint16_t* __restrict__ B,
                   float* __restrict__ C, int m, int n, int k, float alpha, float beta, bool vec) {
-#if CH20_SM80
   __shared__ __align__(128) uint16_t as[kTileM * kLdA];
   __shared__ __align__(128) uint16_t bs[kTileK * kLdB];
   const int row0 = blockIdx.y * kTileM, col0 = blockIdx.x * kTileN;
@@ -61,7 +60,6 @@ __global__ void __launch_bounds__(kThreads)
     for (int j = 0; j < kTilesN; ++j)
       store_tile(C, m, n, row0 + warp_row + i * kMmaM + lane / 4,
                  col0 + warp_col + j * kMmaN + 2 * (lane % 4), acc[i][j], alpha, beta, vec_c);
-#endif
 }
 
 }  // namespace

@@ -16,9 +16,10 @@
 
 #include "common/problems/gemm.h"
 
-// mma.sync.m16n8k16 on bf16 or fp16, ldmatrix and cp.async as used here need sm_80. A build
-// for an older GPU (-Demulate=t4 compiles PTX for compute_75) leaves the kernels' bodies out,
-// and the problem skips the steps on such a GPU (gm::kNeedsSm80) with the reason.
+// mma.sync.m16n8k16 on bf16 or fp16, bf16 wmma fragments and cp.async need sm_80. A build for
+// an older GPU (-Demulate=t4 compiles PTX for compute_75) puts a trap where each instruction
+// would be (and leaves wmma's kernel body out); the problem never launches them there: it
+// skips the steps on such a GPU (gm::kNeedsSm80), with the reason.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 #define CH20_SM80 1
 #else
@@ -65,16 +66,26 @@ __device__ __forceinline__ uint32_t shared_address(const void* p) {
 // (2 (l % 4), l / 4) and (2 (l % 4) + 1, l / 4): a row-major k x n tile of B read as mma's
 // column-major B.
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* row) {
+#if CH20_SM80
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(shared_address(row))
                : "memory");
+#else
+  r[0] = r[1] = r[2] = r[3] = 0;
+  __trap();
+#endif
 }
 __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row) {
+#if CH20_SM80
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(shared_address(row))
                : "memory");
+#else
+  r[0] = r[1] = r[2] = r[3] = 0;
+  __trap();
+#endif
 }
 
 // d += a b for one 16 x 8 tile of C, k = 16: a is 16 x 16 (four registers of two elements),
@@ -84,6 +95,7 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* 
 template <class T>
 __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
                                           const uint32_t (&b)[2]) {
+#if CH20_SM80
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
         "{%8, %9}, {%0, %1, %2, %3};\n"
@@ -95,22 +107,37 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
+#else
+  __trap();
+#endif
 }
 
 // cp.async: 16 bytes from global to shared memory without passing through registers (.cg:
 // cached in L2 only), finished later; src_bytes 0 reads nothing and writes 16 zero bytes.
 // commit closes a group of copies; wait<N> waits until at most N groups are in flight.
 __device__ __forceinline__ void cp_async16(void* shared, const void* global, int src_bytes) {
+#if CH20_SM80
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared)),
                "l"(global), "r"(src_bytes)
                : "memory");
+#else
+  __trap();
+#endif
 }
 __device__ __forceinline__ void cp_async_commit() {
+#if CH20_SM80
   asm volatile("cp.async.commit_group;\n" ::: "memory");
+#else
+  __trap();
+#endif
 }
 template <int kInFlight>
 __device__ __forceinline__ void cp_async_wait() {
+#if CH20_SM80
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kInFlight) : "memory");
+#else
+  __trap();
+#endif
 }
 
 // --- writing C: the epilogue of every step -------------------------------------------------
