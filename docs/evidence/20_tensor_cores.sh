@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Evidence for docs/20_tensor_cores.md: Nsight Compute on one launch of each step's kernel, of
+# the mma-roof kernel and of cuBLAS's, at 2048^3 in bf16 (beta = 0). Two passes per kernel, so
+# that a metric one version of Nsight Compute lacks costs one pass, not both: "core" (duration,
+# SM clock, instructions, registers and occupancy, shared-memory bank conflicts, L2 and DRAM
+# bytes, the main stall reasons) and "tensor" (the tensor pipe's activity, ldmatrix
+# instructions and their shared-memory wavefronts: 4 per ldmatrix.x4 without conflicts).
+# One "## <row> <pass>" section each. Every run measures the roof first and cuBLAS second:
+# with --variant wmma the first kernel of each name is the one.
+# usage: bash docs/evidence/20_tensor_cores.sh <build_dir>   (a few minutes on an H100)
+set -uo pipefail
+build=${1:?usage: 20_tensor_cores.sh <build_dir>}
+exe="$build/chapters/20_tensor_cores"
+core=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,smsp__inst_executed.sum
+core+=,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
+core+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+core+=,lts__t_bytes.sum,dram__bytes_read.sum
+core+=,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct
+core+=,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct
+core+=,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct
+tensor=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+tensor+=,smsp__inst_executed_op_ldsm.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum
+run() {  # section name, kernel filter, program arguments
+  for pass in core tensor; do
+    echo "## $1 $pass"
+    ncu --clock-control none --metrics "${!pass}" -k "$2" -c 1 "$exe" --size 2048 --reps 1 --warmup 0 "${@:3}" 2>&1 |
+      grep -vE "^==PROF==|^  *(Section|-----)"
+  done
+}
+run mma-roof 'regex:mma_roof' --variant wmma
+run cublas 'regex:^(nvjet|sm[0-9]+_|cutlass)' --variant wmma
+for step in wmma mma-sync mma-cp-async; do
+  run "$step" "regex:gemm_${step//-/_}\$" --variant "$step"
+done
