@@ -45,7 +45,7 @@
 namespace {
 
 namespace gm = sw::gemm;
-using namespace ch20::padded;
+namespace padded = ch20::padded;
 
 // --- step 1: wmma, 16 x 16 x 16 fragments from a shared tile ----------------------------------
 
@@ -56,10 +56,11 @@ using namespace ch20::padded;
 // fragment's layout is opaque, so each warp stores one fragment at a time to its own 16 x 16
 // floats there, and its lanes write the entries inside C (guarded) with alpha and beta.
 template <class T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(padded::kThreads)
     gemm_wmma(const uint16_t* __restrict__ A, const uint16_t* __restrict__ B, float* __restrict__ C,
               int m, int n, int k, float alpha, float beta, bool vec) {
 #if CH20_SM80
+  using namespace padded;
   namespace wmma = nvcuda::wmma;
   constexpr int kFrag = 16;  // wmma's fragments: 16 x 16 x 16
   constexpr int kFragsM = kWarpM / kFrag, kFragsN = kWarpN / kFrag;
@@ -115,8 +116,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 void launch_wmma(const gm::Args& a) {
   const auto kernel = a.type == gm::InputType::kBf16 ? gemm_wmma<__nv_bfloat16> : gemm_wmma<__half>;
-  kernel<<<ch20::tile_grid(a, kTileM, kTileN), kThreads>>>(a.a16, a.b16, a.c, a.m, a.n, a.k,
-                                                           a.alpha, a.beta, gm::vector_ok(a));
+  kernel<<<ch20::tile_grid(a, padded::kTileM, padded::kTileN), padded::kThreads>>>(
+      a.a16, a.b16, a.c, a.m, a.n, a.k, a.alpha, a.beta, gm::vector_ok(a));
   CHECK_LAUNCH();
 }
 

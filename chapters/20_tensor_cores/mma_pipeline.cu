@@ -6,14 +6,13 @@
 #include "tc.cuh"
 
 namespace ch20 {
-namespace {
+namespace pipeline {
 
 // A block computes a 128 x 256 tile of C with 8 warps (2 down, 4 across, each 64 x 64: 4 x 8
 // tiles of mma's 16 x 8), k 32 at a time. Four stages of shared memory, each an A tile
 // (128 x 32) and a B tile (32 x 256): 24 KiB a stage, 96 KiB in all.
 constexpr int kTileM = 128, kTileN = 256, kTileK = 32, kStages = 4, kThreads = 256;
 constexpr int kWarpsN = 4, kWarpM = 64, kWarpN = 64;
-constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 16;
 constexpr int kTilesM = kWarpM / kMmaM, kTilesN = kWarpN / kMmaN;
 constexpr int kChunksA = kTileK / kChunk, kChunksB = kTileN / kChunk;  // 16-byte chunks a row
 constexpr int kStageA = kTileM * kTileK, kStage = kStageA + kTileK * kTileN;  // elements
@@ -144,9 +143,10 @@ Kernel allowed() {
   return kernel;
 }
 
-}  // namespace
+}  // namespace pipeline
 
 void launch_mma_cp_async(const gm::Args& a) {
+  using namespace pipeline;
   const Kernel kernel =
       a.type == gm::InputType::kBf16 ? allowed<__nv_bfloat16>() : allowed<__half>();
   kernel<<<tile_grid(a, kTileM, kTileN), kThreads, kSharedBytes>>>(

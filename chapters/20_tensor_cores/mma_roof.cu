@@ -11,14 +11,14 @@
 #include "tc.cuh"
 
 namespace ch20 {
-namespace {
+namespace roof {
 
 constexpr int kThreads = 256;
 constexpr int kBlocksPerSm = 4;  // 32 warps an SM, 8 per scheduler
 constexpr int kChains = 8;       // independent accumulators a warp: mma.sync's latency hidden
 constexpr int kIters = 128;      // mma.sync a chain
-constexpr int kM = 16, kN = 8, kK = 16;  // one mma.sync.m16n8k16
-constexpr int kLargest = 3;              // A and B: integers from -3 to 3
+constexpr int kM = kMmaM, kN = kMmaN, kK = kMmaK;  // A is kM x kK, B kK x kN
+constexpr int kLargest = 3;                        // A and B: integers from -3 to 3
 
 // Every warp loads the same 16 x 16 tile of A and 16 x 8 tile of B (row-major, in global
 // memory) into mma's registers, by hand in the layout that tc.cuh's mma_16816 describes, then
@@ -125,9 +125,10 @@ struct RoofData {
   }
 };
 
-}  // namespace
+}  // namespace roof
 
 void mma_roof(const sw::bench::Session<gm::Step>& s, gm::InputType type) {
+  using namespace roof;
   const std::string missing = gm::sm80_missing(s.gpu);
   if (!missing.empty()) return s.report.skip("mma-roof", missing);
   const RoofData data(type, s.gpu.info.sm_count * kBlocksPerSm, static_cast<uint64_t>(s.opt.seed));

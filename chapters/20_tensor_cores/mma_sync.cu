@@ -8,11 +8,6 @@
 namespace ch20 {
 namespace {
 
-using namespace padded;
-constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 16;  // one mma.sync.m16n8k16
-constexpr int kTilesM = kWarpM / kMmaM;           // a warp's 64 x 32: 4 x 4 tiles of 16 x 8
-constexpr int kTilesN = kWarpN / kMmaN;
-
 // The one change from step 1: the warp's fragments are registers whose layout the PTX ISA
 // documents (tc.cuh, mma_16816), filled by ldmatrix from the same padded shared tiles. Per 16
 // of k, a warp issues 4 ldmatrix.x4 for A (one 16 x 16 tile each: lane l gives the address of
@@ -21,9 +16,11 @@ constexpr int kTilesN = kWarpN / kMmaN;
 // mma.sync. Its accumulators are registers in a known layout too, so the epilogue writes C
 // straight from them (store_tile), without the round trip through shared memory.
 template <class T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(padded::kThreads)
     gemm_mma_sync(const uint16_t* __restrict__ A, const uint16_t* __restrict__ B,
                   float* __restrict__ C, int m, int n, int k, float alpha, float beta, bool vec) {
+  using namespace padded;
+  constexpr int kTilesM = kWarpM / kMmaM, kTilesN = kWarpN / kMmaN;  // a warp's 4 x 4 of 16 x 8
   __shared__ __align__(128) uint16_t as[kTileM * kLdA];
   __shared__ __align__(128) uint16_t bs[kTileK * kLdB];
   const int row0 = blockIdx.y * kTileM, col0 = blockIdx.x * kTileN;
@@ -67,8 +64,8 @@ __global__ void __launch_bounds__(kThreads)
 void launch_mma_sync(const gm::Args& a) {
   const auto kernel =
       a.type == gm::InputType::kBf16 ? gemm_mma_sync<__nv_bfloat16> : gemm_mma_sync<__half>;
-  kernel<<<tile_grid(a, kTileM, kTileN), kThreads>>>(a.a16, a.b16, a.c, a.m, a.n, a.k, a.alpha,
-                                                     a.beta, gm::vector_ok(a));
+  kernel<<<tile_grid(a, padded::kTileM, padded::kTileN), padded::kThreads>>>(
+      a.a16, a.b16, a.c, a.m, a.n, a.k, a.alpha, a.beta, gm::vector_ok(a));
   CHECK_LAUNCH();
 }
 

@@ -31,6 +31,7 @@ namespace ch20 {
 namespace gm = sw::gemm;
 
 constexpr int kChunk = 8;  // 16-bit elements in 16 bytes: one vector load, one ldmatrix row
+constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 16;  // the tile of one mma.sync.m16n8k16
 
 // --- global memory to registers --------------------------------------------------------------
 
