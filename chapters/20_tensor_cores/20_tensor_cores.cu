@@ -7,16 +7,17 @@
 //                flops in one instruction where an FMA does 2. A is row-major, and so is B
 //                (k x n, as in chapter 19): ldmatrix's .trans form reads B's row-major tile
 //                as the column-major operand the instruction wants, so the problem does not
-//                change. Each step is one change:
+//                change. The steps:
 //   wmma           the CUDA C++ API (nvcuda::wmma): 16 x 16 x 16 fragments loaded from a
 //                  shared-memory tile (128 x 128 x 32, padded rows), the tile loaded through
 //                  registers.
 //   mma-sync       the same tiles, with the instruction itself (inline PTX mma.sync
 //                  m16n8k16) and its operands loaded by ldmatrix, in the layout the PTX ISA
 //                  documents (mma_sync.cu).
-//   mma-cp-async   a 128 x 256 tile, four shared-memory stages filled by cp.async (global to
-//                  shared memory, no registers, in flight while three other stages are
-//                  multiplied), rows XOR-swizzled instead of padded (mma_pipeline.cu).
+//   mma-cp-async   the pipeline: four shared-memory stages filled by cp.async (global to
+//                  shared memory, no registers, in flight while another stage is
+//                  multiplied), rows XOR-swizzled instead of padded, and a 128 x 256 tile
+//                  with 64 x 64 per warp, fewer shared bytes per flop (mma_pipeline.cu).
 //                mma-roof (role ceiling, mma_roof.cu) times mma.sync alone, on registers:
 //                what this instruction can do on the GPU in the machine, the chapter's
 //                denominator. cuBLAS's cublasGemmEx (fp32 accumulation) is the vendor row.
@@ -26,8 +27,9 @@
 //                tensor cores truncate); C poisoned before every run, a guard after it.
 // Bottleneck:    wmma and mma-sync: the loads through registers and the barriers, with one
 //                tile in shared memory at a time; mma-cp-async: issuing mma.sync and
-//                ldmatrix fast enough. Hopper's full tensor rate needs its own instruction,
-//                wgmma, which this chapter leaves out: the roof is mma.sync's.
+//                ldmatrix fast enough, and L2's bandwidth. Hopper's full tensor rate needs
+//                its own instruction, wgmma, which this chapter leaves out: the roof is
+//                mma.sync's.
 // Steps:         wmma, mma-sync, mma-cp-async
 // Run:           build/chapters/20_tensor_cores [--size 4096 | --m M --n N --k K]
 //                [--type bf16|fp16] [--alpha A --beta B] [--variant mma-cp-async] [--json]
