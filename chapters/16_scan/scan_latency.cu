@@ -97,7 +97,8 @@ __device__ __forceinline__ void tile_with_backoff(const T* __restrict__ in, T* _
                                                   int64_t n, bool inclusive, Count* state) {
   const int64_t tile = blockIdx.x;
   scan_tile_early<T, kVec16<T>, kRows>(in, out, n, tile, inclusive, [&](T aggregate) {
-    return lookback_prefix_backoff<T>(state + 1, tile, gridDim.x, aggregate);
+    return lookback_prefix_backoff<T>(
+        state + 1, tile, [] { return gridDim.x; }, aggregate);
   });
 }
 

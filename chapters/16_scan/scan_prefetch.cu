@@ -11,20 +11,21 @@
 //                      registers; they land while this tile waits, scans and stores, and
 //                      move to the first set at the end (a copy that waits for them if
 //                      they have not landed). The simplest form: plain loads, no new
-//                      instruction. Its price: 24 more registers a thread at 6 rows, so
-//                      fewer blocks fit (about 94 registers: 5 blocks of 128 an SM).
+//                      instruction. Its price: the second set, 24 registers a thread at
+//                      6 rows (94 u32, 100 f32 by ptxas at sm_90: 5 or 4 blocks of 128 an
+//                      SM, each with a tile of loads in flight while it waits).
 //   lookback-async     + the next tile waits in shared memory, not in registers: a ring
 //                      of two stages, the next tile's rows copied into one by cp.async
-//                      (__pipeline_memcpy_async, 16 bytes a lane and row, L2 to shared
-//                      memory without registers) while this tile, read from the other,
-//                      is scanned. Registers as lookback-lean's unbound, so about twice
-//                      the blocks, each with a tile of loads in flight: at 6 x 128, 24 KB
-//                      of stages a block. A lane reads back only its own 16-byte pieces,
-//                      so only the barriers of the tile order the ring: a stage is
-//                      refilled one tile after it was read, past two barriers.
+//                      (__pipeline_memcpy_async, 16 bytes a lane and row, from L2 to
+//                      shared memory without a register) while this tile, read from the
+//                      other, is scanned. 64 registers at 6 rows and 24 KB of stages a
+//                      block of 128: 8 blocks an SM (CUB's count for its scan), each with
+//                      a tile of loads in flight. A lane reads back only its own 16-byte
+//                      pieces, and a stage is refilled a tile after it was read, past
+//                      the two barriers of that tile: the ring needs no barrier of its own.
 // Why not two tiles ahead: in registers it takes a third set (about 125 registers at
-// 6 rows, 4 blocks of 128); in the ring, a third stage (36 KB a block at 6 x 128). Both
-// are the next step if the sweep shows one tile ahead is not enough.
+// 6 rows, 4 blocks of 128); in the ring, a third stage (36 KB a block at 6 x 128, 6
+// blocks an SM). Either is the next step if one tile ahead is not enough.
 // Safe in practice, as lookback-noticket: every block of the grid is resident at once,
 // so a tile waits only for tiles that an SM holds. It depends on the grid fitting the
 // GPU: another kernel running beside it could leave a block unstarted while the others
@@ -57,7 +58,8 @@ struct PrefixWithBackoff {
   Count* status;
   int64_t tile, tiles;
   __device__ T operator()(T aggregate) const {
-    return lookback_prefix_backoff<T>(status, tile, tiles, aggregate);
+    return lookback_prefix_backoff<T>(
+        status, tile, [this] { return tiles; }, aggregate);
   }
 };
 

@@ -88,12 +88,14 @@ constexpr unsigned kFirstPauseNs = 128;
 constexpr unsigned kMaxPauseNs = 1024;
 constexpr unsigned kPauseMinTiles = 1024;
 
-// warp_lookback (scan_lookback.cuh), pausing between two polls of a window; `tiles`
-// is the scan's count of tiles.
-template <class T>
-__device__ __forceinline__ T warp_lookback_backoff(Count* status, int64_t tile, int64_t tiles) {
+// warp_lookback (scan_lookback.cuh), pausing between two polls of a window. tiles()
+// returns the scan's count of tiles, read where the pauses are decided: gridDim.x for a
+// grid of one block per tile (steps 11 and 12), the count a persistent grid computed
+// (steps 13 and 14).
+template <class T, class Tiles>
+__device__ __forceinline__ T warp_lookback_backoff(Count* status, int64_t tile, Tiles tiles) {
   const int lane = threadIdx.x % sw::kWarp;
-  const bool pauses = tiles >= kPauseMinTiles;
+  const bool pauses = tiles() >= kPauseMinTiles;
   T aggregates = T{};
   for (int64_t window_end = tile;; window_end -= sw::kWarp) {
     const int64_t p = window_end - sw::kWarp + lane;
@@ -111,8 +113,8 @@ __device__ __forceinline__ T warp_lookback_backoff(Count* status, int64_t tile, 
 }
 
 // lookback_prefix's decoupled look-back (scan_lookback.cuh), with warp_lookback_backoff.
-template <class T>
-__device__ __forceinline__ T lookback_prefix_backoff(Count* status, int64_t tile, int64_t tiles,
+template <class T, class Tiles>
+__device__ __forceinline__ T lookback_prefix_backoff(Count* status, int64_t tile, Tiles tiles,
                                                      T aggregate) {
   __shared__ T prefix;
   if (threadIdx.x < sw::kWarp) {
