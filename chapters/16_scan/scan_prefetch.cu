@@ -2,10 +2,11 @@
 // Steps 9 to 12 made a tile's wait shorter and held more tiles on an SM, and moved the
 // rate by the tile's shape, not by its wait (docs/16_scan.md): a block has loads in
 // flight only at its start. Here a block waits with its next tile's loads in flight.
-// Both steps run a persistent grid: as many blocks as the GPU holds at once
-// (sw::resident_grid, the occupancy calculator's count), block b scanning tiles b,
-// b + G, b + 2G, ... (G blocks), each tile as lookback-lean's (6 rows x 128 threads, the
-// aggregate first, pauses between polls), the registers not bound.
+// Both steps run a persistent grid, launched cooperatively (below): as many blocks as the
+// GPU holds at once (sw::resident_grid, the occupancy calculator's count; fewer for fewer
+// tiles), block b scanning tiles b, b + G, b + 2G, ... (G blocks), each tile as
+// lookback-lean's (6 rows x 128 threads, the aggregate first, pauses between polls), the
+// registers not bound.
 //   lookback-prefetch  before a tile is reduced, published and looked back, the block
 //                      issues the 16-byte loads of its next tile into a second set of
 //                      registers; they land while this tile waits, scans and stores, and
@@ -26,10 +27,10 @@
 // Why not two tiles ahead: in registers it takes a third set (about 125 registers at
 // 6 rows, 4 blocks of 128); in the ring, a third stage (36 KB a block at 6 x 128, 6
 // blocks an SM). Either is the next step if one tile ahead is not enough.
-// Safe in practice, as lookback-noticket: every block of the grid is resident at once,
-// so a tile waits only for tiles that an SM holds. It depends on the grid fitting the
-// GPU: another kernel running beside it could leave a block unstarted while the others
-// wait for its tiles, a hang. No ticket is drawn.
+// Every block of the grid must be resident at once: a block waits for the tiles of all
+// the others, and one that never started would hang them. A cooperative launch
+// (cudaLaunchAttributeCooperative) guarantees it: the GPU runs every block at once or
+// refuses the launch with an error. No ticket is drawn.
 #include <cuda_pipeline.h>
 
 #include <algorithm>
@@ -84,6 +85,26 @@ __global__ void __launch_bounds__(kMaxLookbackBlock)
   }
 }
 
+// A cooperative launch of `grid` blocks on `stream`, for cudaLaunchKernelEx: every block
+// resident at once, or an error.
+struct ResidentLaunch {
+  ResidentLaunch(unsigned grid, int block, size_t shared_bytes, cudaStream_t stream) {
+    attr.id = cudaLaunchAttributeCooperative;
+    attr.val.cooperative = 1;
+    config.gridDim = dim3(grid);
+    config.blockDim = dim3(static_cast<unsigned>(block));
+    config.dynamicSmemBytes = shared_bytes;
+    config.stream = stream;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+  }
+  ResidentLaunch(const ResidentLaunch&) = delete;  // config points at attr
+  ResidentLaunch& operator=(const ResidentLaunch&) = delete;
+
+  cudaLaunchAttribute attr = {};
+  cudaLaunchConfig_t config = {};
+};
+
 // Zeroes the status words (and the unused ticket word), launches the kernel compiled for
 // c.rows on the blocks the GPU holds at once (fewer for a scan of fewer tiles).
 template <class T>
@@ -94,14 +115,14 @@ void launch_lookback_prefetch(const sw::scan::ScanCall<T>& c) {
       LeanRows::pick(c.rows, [](auto r) { return scan_lookback_prefetch<T, decltype(r)::value>; });
   const auto grid =
       static_cast<unsigned>(std::min<int64_t>(tiles, sw::resident_grid(kernel, c.block)));
-  kernel<<<grid, c.block, 0, c.stream>>>(c.in, c.out, c.n, c.inclusive, c.state);
+  const ResidentLaunch launch(grid, c.block, 0, c.stream);
+  CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, c.in, c.out, c.n, c.inclusive, c.state));
   CHECK_LAUNCH();  // no ticket drawn: *c.tickets stays 0
 }
 
 // --- step 14: lookback-async --------------------------------------------------------------------
 
-constexpr int kRingStages = 2;                       // the tile being scanned and the next
-constexpr size_t kDefaultSharedPerBlock = 48 << 10;  // a kernel may ask for more, past this
+constexpr int kRingStages = 2;  // the tile being scanned and the next
 
 // Starts the copies of `tile`'s rows into `stage` (this lane's piece of row r at
 // stage[r * blockDim.x + threadIdx.x]) and closes them as one group, empty for a tile
@@ -151,8 +172,7 @@ __global__ void __launch_bounds__(kMaxLookbackBlock)
   }
 }
 
-// As launch_lookback_prefetch, with kRingStages tiles of shared memory a block (past the
-// default 48 KB a block, the kernel is allowed more).
+// As launch_lookback_prefetch, with kRingStages tiles of shared memory a block.
 template <class T>
 void launch_lookback_async(const sw::scan::ScanCall<T>& c) {
   const unsigned tiles = tile_count(c.n, c.block, c.rows, kVec16<T>);
@@ -160,12 +180,11 @@ void launch_lookback_async(const sw::scan::ScanCall<T>& c) {
   const auto kernel =
       LeanRows::pick(c.rows, [](auto r) { return scan_lookback_async<T, decltype(r)::value>; });
   const size_t ring_bytes = kRingStages * tile_items(c.block, c.rows, kVec16<T>) * sizeof(T);
-  if (ring_bytes > kDefaultSharedPerBlock)
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(ring_bytes)));
+  allow_shared(kernel, ring_bytes);
   const auto grid = static_cast<unsigned>(
       std::min<int64_t>(tiles, sw::resident_grid(kernel, c.block, ring_bytes)));
-  kernel<<<grid, c.block, ring_bytes, c.stream>>>(c.in, c.out, c.n, c.inclusive, c.state);
+  const ResidentLaunch launch(grid, c.block, ring_bytes, c.stream);
+  CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, c.in, c.out, c.n, c.inclusive, c.state));
   CHECK_LAUNCH();  // no ticket drawn: *c.tickets stays 0
 }
 
