@@ -181,6 +181,9 @@ void launch_lookback_async(const sw::scan::ScanCall<T>& c) {
       LeanRows::pick(c.rows, [](auto r) { return scan_lookback_async<T, decltype(r)::value>; });
   const size_t ring_bytes = kRingStages * tile_items(c.block, c.rows, kVec16<T>) * sizeof(T);
   allow_shared(kernel, ring_bytes);
+  // resident_grid counts the blocks that fit the largest shared-memory carveout: ask for it
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxShared));
   const auto grid = static_cast<unsigned>(
       std::min<int64_t>(tiles, sw::resident_grid(kernel, c.block, ring_bytes)));
   const ResidentLaunch launch(grid, c.block, ring_bytes, c.stream);
