@@ -30,12 +30,20 @@
 //   lookback-backoff    + __nanosleep pauses, growing, between polls of the look-back.
 //   lookback-lean       + registers for 1280 threads an SM (__launch_bounds__), and the
 //                       tile of CUB's sm_90 tuning, 24 elements a thread.
+//   Steps 13 and 14 (scan_prefetch.cu) keep loads in flight while a tile waits: a
+//   persistent grid (the blocks the GPU holds at once), each block looping over tiles
+//   at lookback-lean's tile, its registers not bound:
+//   lookback-prefetch   the next tile's loads issued before this tile's look-back, into
+//                       a second set of registers.
+//   lookback-async      + the next tile copied into shared memory by cp.async (a ring of
+//                       two stages) instead: about lookback-lean's registers, more blocks.
 //                cub::DeviceScan runs in the same program; the f32 rows carry a census
 //                of distinct outputs over repeated runs (the look-back's order varies).
 // Bottleneck:    DRAM bandwidth once the scan reads and writes each element once.
 // Steps:         hillis-steele, blelloch, blelloch-padded, warp-shuffle, reduce-then-scan,
 //                chained, decoupled-lookback, lookback-vec, lookback-noticket,
-//                lookback-early, lookback-backoff, lookback-lean
+//                lookback-early, lookback-backoff, lookback-lean, lookback-prefetch,
+//                lookback-async
 // Run:           build/chapters/16_scan [--n 2^28] [--type u32] [--variant lookback-vec]
 //                [--tile-rows 4 --block 256] [--verify-only [--large]] [--json]
 #include <cstdint>
@@ -46,7 +54,7 @@
 #include "common/check.h"
 #include "common/parallel.h"
 #include "common/problems/scan.h"
-#include "scan_latency.h"       // steps 9 to 12: the launchers (scan_latency.cu)
+#include "scan_latency.h"       // steps 9 to 14: the launchers (scan_latency.cu, scan_prefetch.cu)
 #include "scan_lookback.cuh"    // the shared scan: warp scans, tiles, the look-back (step 8)
 #include "scan_multi_pass.cuh"  // steps 1 to 5: block scans and tile sums, then offsets
 
@@ -216,6 +224,16 @@ const std::vector<sc::Step> kSteps = {
      sc::kTile | sc::kVecTile},
     {"lookback-lean",
      {ch16::launch_lookback_lean<uint32_t>, ch16::launch_lookback_lean<float>},
+     {depth_lookback_vec, ch16::kLeanRows, ch16::kLeanBlock},
+     "step",
+     sc::kTile | sc::kVecTile | sc::kGoal},
+    {"lookback-prefetch",
+     {ch16::launch_lookback_prefetch<uint32_t>, ch16::launch_lookback_prefetch<float>},
+     {depth_lookback_vec, ch16::kLeanRows, ch16::kLeanBlock},
+     "step",
+     sc::kTile | sc::kVecTile},
+    {"lookback-async",
+     {ch16::launch_lookback_async<uint32_t>, ch16::launch_lookback_async<float>},
      {depth_lookback_vec, ch16::kLeanRows, ch16::kLeanBlock},
      "step",
      sc::kTile | sc::kVecTile | sc::kGoal},

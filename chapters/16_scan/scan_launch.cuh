@@ -1,10 +1,12 @@
 // Launching chapter 16's scans, shared through scan_lookback.cuh with chapters 17 and 18:
 // the rows and blocks the kernels are compiled for (and the pick of the kernel compiled
-// for a run-time --tile-rows), the tile count and the clearing of the ticket and status
-// words. Each launcher holds its own <<<>>>, right under its kernel.
+// for a run-time --tile-rows), the tile count, the clearing of the ticket and status
+// words, and the dynamic shared memory a kernel asks for. Each launcher holds its own
+// <<<>>>, right under its kernel.
 #pragma once
 
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +60,16 @@ inline unsigned tile_count(int64_t n, int block, int rows, int vec) {
 // Zeroes the ticket and the tiles' status words on `stream` (part of every scan).
 inline void clear_state(Count* state, int64_t tiles, cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(state, 0, static_cast<size_t>(tiles + 1) * sizeof(Count), stream));
+}
+
+// Lets `kernel` take `bytes` of dynamic shared memory a block: past the 48 KB any kernel
+// may take, it has to ask (cudaFuncSetAttribute).
+constexpr size_t kSharedWithoutAsking = 48 << 10;
+template <class Kernel>
+void allow_shared(Kernel kernel, size_t bytes) {
+  if (bytes > kSharedWithoutAsking)
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(bytes)));
 }
 
 }  // namespace ch16

@@ -1,69 +1,101 @@
 #!/usr/bin/env python3
-"""Chapter 16's single-pass candidates side by side, in one short GPU session (issue 46).
+"""The single-pass candidates of chapters 16 and 17 side by side, in one short GPU session (issue 46).
 
-usage: python3 chapters/16_scan/sweep.py BUILD_DIR [--reps N] [--repeat K] [--save FILE]
-                                         [--dry-run]
+usage: python3 chapters/16_scan/sweep.py BUILD_DIR [--chapter 16|17] [--older] [--only STEPS]
+                                         [--reps N] [--repeat K] [--save FILE] [--dry-run]
 
-Runs BUILD_DIR/chapters/16_scan once per candidate and size (2^28, then 2^20) with
---type all --json: u32 and f32 in one process, CUB measured in the same process, every
-row checked by the program as in its default run. Prints one line per row: the
-candidate (step and tile), type and mode, n, GB/s, % of the copy measured by that
-process, the ratio to CUB's GB/s in the same process, the median time, the check.
-CUB's rows are printed too (one per process: their spread is the run-to-run noise).
-A step that is a goal step (lookback-vec, lookback-lean) also has an exclusive row.
-Ends with the best candidate per type, mode and size. Exit 0 when every process
+Runs the chapter's program once per candidate and size with --json, CUB measured in the
+same process, every row checked by the program as in its default run:
+  16  BUILD_DIR/chapters/16_scan --type all: u32 and f32, inclusive (and exclusive for a
+      goal step); the candidates at 2^28, then some at 2^20 (about 2 minutes)
+  17  BUILD_DIR/chapters/17_stream_compaction: keep 1 %, 50 % and 99 % at 2^28 (about
+      1.5 minutes)
+Prints each row as the program measures it: the candidate (step and tile), its input, n,
+GB/s, % of the copy measured by that process, the ratio to CUB's GB/s in the same
+process, the median time, the check. CUB's rows are printed too (one per process: their
+spread is the run-to-run noise). Ends with the best candidate per input and size.
+--older adds chapter 16's steps 9 to 12 at their tiles (about 1 minute more); --only
+keeps the candidates of the steps named (comma-separated). Exit 0 when every process
 exited 0 and every row passed its check; 77 without a GPU; 1 otherwise.
 --repeat runs the whole list K times; --save writes every JSON record, each with its
 command, to FILE (JSON lines) for the results' evidence. --dry-run runs nothing: it has
 the program parse each command (with --list, which needs no GPU) and prints it, PASS or
-FAIL (the test 16_scan-sweep-plan: a renamed step or a tile it no longer takes fails).
+FAIL (the tests 16_scan-sweep-plan and 17_stream_compaction-sweep-plan: a renamed step
+or a tile it no longer takes fails).
 """
 import argparse
 import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
-# (step, extra arguments, why it is here). Each step is the one before with one change
-# (scan_latency.cu); the extra tiles separate lookback-lean's two changes.
-CANDIDATES = [
-    ("lookback-vec", [], "step 8 at its default tile, 4 rows x 256"),
-    ("lookback-vec", ["--tile-rows", "8"], "step 8 at the H100 sweep's best tile, 8 x 256"),
-    ("lookback-noticket", [], "+ blockIdx.x, no ticket (4 x 256)"),
-    ("lookback-early", [], "+ the aggregate published first (4 x 256)"),
-    ("lookback-backoff", [], "+ __nanosleep between polls (4 x 256)"),
-    ("lookback-backoff", ["--tile-rows", "8"], "the same at 8 x 256"),
-    ("lookback-lean", ["--tile-rows", "4", "--block", "256"], "+ launch bounds alone (4 x 256)"),
-    ("lookback-lean", [], "+ launch bounds and CUB's tile, 6 x 128"),
-    ("lookback-lean", ["--tile-rows", "4", "--block", "128"], "the same at 4 x 128"),
-]
-SIZES = ["2^28", "2^20"]
+# Per chapter: (step, extra arguments, why it is here, sizes). Each step is the one
+# before with one change; a first row measures the step the new ones build on, in the
+# same session. The candidates run size by size, the first size first.
+CANDIDATES = {
+    "16": [
+        ("lookback-lean", [], "step 12, the baseline: CUB's tile 6 x 128", ["2^28", "2^20"]),
+        ("lookback-prefetch", [], "+ persistent, the next tile's loads in registers (6 x 128)",
+         ["2^28", "2^20"]),
+        ("lookback-async", [], "+ the next tile in shared memory by cp.async (6 x 128)",
+         ["2^28", "2^20"]),
+        ("lookback-prefetch", ["--tile-rows", "4", "--block", "128"], "the same at 4 x 128",
+         ["2^28"]),
+        ("lookback-async", ["--tile-rows", "4", "--block", "128"], "the same at 4 x 128",
+         ["2^28"]),
+        ("lookback-async", ["--tile-rows", "8", "--block", "128"], "the same at 8 x 128",
+         ["2^28"]),
+        ("lookback-async", ["--tile-rows", "4", "--block", "256"], "the same at 4 x 256",
+         ["2^28"]),
+        ("lookback-vec", ["--tile-rows", "8"], "step 8 at the H100 sweep's best tile, 8 x 256",
+         ["2^28", "2^20"]),
+    ],
+    "16-older": [
+        ("lookback-vec", [], "step 8 at its default tile, 4 rows x 256", ["2^28"]),
+        ("lookback-noticket", [], "+ blockIdx.x, no ticket (4 x 256)", ["2^28"]),
+        ("lookback-early", [], "+ the aggregate published first (4 x 256)", ["2^28"]),
+        ("lookback-backoff", [], "+ __nanosleep between polls (4 x 256)", ["2^28"]),
+        ("lookback-backoff", ["--tile-rows", "8"], "the same at 8 x 256", ["2^28"]),
+        ("lookback-lean", ["--tile-rows", "4", "--block", "256"],
+         "+ launch bounds at 4 x 256 (5 blocks an SM, lookback-backoff's 40 registers hold 6)",
+         ["2^28"]),
+        ("lookback-lean", ["--tile-rows", "4", "--block", "128"], "the same at 4 x 128", ["2^28"]),
+    ],
+    "17": [
+        ("one-pass", ["--tile-rows", "8", "--block", "256"],
+         "step 2, the baseline, at the H100 tour's tile 8 x 256", ["2^28"]),
+        ("one-pass-staged", ["--tile-rows", "8", "--block", "256"],
+         "+ the kept elements through shared memory, 16-byte stores", ["2^28"]),
+        ("one-pass-lean", ["--tile-rows", "8", "--block", "256"],
+         "+ 64 registers, not 125: twice the blocks an SM", ["2^28"]),
+        ("one-pass-lean", ["--tile-rows", "4", "--block", "256"], "the same at 4 x 256", ["2^28"]),
+        ("one-pass-lean", ["--tile-rows", "8", "--block", "128"], "the same at 8 x 128", ["2^28"]),
+        ("three-pass", ["--tile-rows", "8", "--block", "256"],
+         "step 1 (the goal: one pass at least as fast at every ratio)", ["2^28"]),
+    ],
+}
+PROGRAMS = {"16": "16_scan", "17": "17_stream_compaction"}
+OWN_TILES = {"lookback-lean": ("6", "128"), "lookback-prefetch": ("6", "128"),
+             "lookback-async": ("6", "128")}  # the rest: 4 rows x 256 threads
 SKIP = 77
-TIMEOUT_S = 120  # one process; 2^28 takes a few seconds
+TIMEOUT_S = 120  # one process; a 2^28 one takes about 10 s
 
 
 def tile_of(extra, step):
     """The tile a candidate runs at, as rows x block ("4x256"), from its arguments."""
     rows = extra[extra.index("--tile-rows") + 1] if "--tile-rows" in extra else None
     block = extra[extra.index("--block") + 1] if "--block" in extra else None
-    own = ("6", "128") if step == "lookback-lean" else ("4", "256")
+    own = OWN_TILES.get(step, ("4", "256"))
     return f"{rows or own[0]}x{block or own[1]}"
 
 
-def run_one(exe, step, extra, size, reps):
-    cmd = [exe, "--n", size, "--type", "all", "--variant", step, "--json"] + extra
-    if reps:
-        cmd += ["--reps", str(reps)]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return cmd, None, [], f"no answer within {TIMEOUT_S} s"
-    records = []
-    for line in p.stdout.splitlines():
-        if line.startswith("{"):
-            records.append(json.loads(line))
-    return cmd, p.returncode, records, p.stderr.strip()
+def command(exe, chapter, step, extra, size, reps):
+    cmd = [exe, "--n", size, "--variant", step, "--json"] + extra
+    if chapter == "16":
+        cmd[3:3] = ["--type", "all"]
+    return cmd + (["--reps", str(reps)] if reps else [])
 
 
 def fmt_row(name, tile, r, cub):
@@ -74,54 +106,92 @@ def fmt_row(name, tile, r, cub):
             f"{vs:5.2f}x CUB  {1000 * r['ms_median']:9.1f} us  {'ok' if r['ok'] else 'FAIL'}")
 
 
+def run_one(cmd, tile, best, saved):
+    """Runs one process, printing each row as it comes; returns (exit code, rows, stderr)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    timer = threading.Timer(TIMEOUT_S, p.kill)
+    timer.start()
+    cubs, rows, failed = {}, 0, False
+    for line in p.stdout:
+        if not line.startswith("{"):
+            continue
+        rec = json.loads(line)
+        if saved:
+            saved.write(json.dumps(dict(rec, command=" ".join(cmd[1:]))) + "\n")
+        if rec.get("record") == "device":
+            print(f"#   copy {rec.get('copy_gbps', 0):.0f} GB/s", flush=True)
+        if rec.get("record") != "result":
+            continue
+        rows += 1
+        name, note = rec["variant"], rec.get("note")
+        if name == "cub":
+            cubs[note] = rec
+        print(fmt_row(name, "-" if name == "cub" else tile, rec, cubs.get(note)), flush=True)
+        failed = failed or not rec["ok"]
+        if name != "cub" and rec["ok"] and cubs.get(note):
+            vs = rec["gbps"] / cubs[note]["gbps"]
+            key = (note, rec["n"])
+            if key not in best or vs > best[key][0]:
+                best[key] = (vs, f"{name} {tile}", rec["gbps"], rec.get("pct_of_copy"))
+    err = p.stderr.read().strip()
+    code = p.wait()
+    timed_out = not timer.is_alive() and code != 0
+    timer.cancel()
+    if timed_out:
+        err = f"no answer within {TIMEOUT_S} s"
+    return code, rows, failed, err
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build_dir")
+    ap.add_argument("--chapter", choices=sorted(PROGRAMS), default="16", help="16 (scan) or 17 (compaction)")
+    ap.add_argument("--older", action="store_true", help="chapter 16: also steps 9 to 12 at their tiles")
+    ap.add_argument("--only", default="", help="only the candidates of these steps (comma-separated)")
     ap.add_argument("--reps", type=int, default=0, help="timed runs per row (the program's default)")
     ap.add_argument("--repeat", type=int, default=1, help="run the whole list this many times")
     ap.add_argument("--save", help="write every JSON record, with its command, to this file")
     ap.add_argument("--dry-run", action="store_true", help="check and print the commands only")
     args = ap.parse_args()
-    exe = os.path.join(args.build_dir, "chapters", "16_scan")
+    exe = os.path.join(args.build_dir, "chapters", PROGRAMS[args.chapter])
     if not os.access(exe, os.X_OK):
-        print(f"error: {exe} is not a built program (ninja -C {args.build_dir} chapters/16_scan)")
+        print(f"error: {exe} is not a built program (ninja -C {args.build_dir} chapters/{PROGRAMS[args.chapter]})")
         return 2
+    older = CANDIDATES.get(args.chapter + "-older", [])
+    candidates = CANDIDATES[args.chapter] + (older if args.older or args.only else [])
+    if args.only:  # from every candidate of the chapter, --older's too
+        wanted = set(args.only.split(","))
+        unknown = wanted - {c[0] for c in candidates}
+        if unknown:
+            print(f"error: --only: no candidate of {', '.join(sorted(unknown))} in chapter {args.chapter}")
+            return 2
+        candidates = [c for c in candidates if c[0] in wanted]
+    sizes = []
+    for c in candidates:
+        sizes += [s for s in c[3] if s not in sizes]
     started, failed, best = time.time(), False, {}
     saved = open(args.save, "w", encoding="utf-8") if args.save and not args.dry_run else None
     for _ in range(args.repeat):
-        for size in SIZES:
-            for step, extra, why in CANDIDATES:
+        for size in sizes:
+            for step, extra, why, its_sizes in candidates:
+                if size not in its_sizes:
+                    continue
                 tile = tile_of(extra, step)
+                cmd = command(exe, args.chapter, step, extra, size, args.reps)
                 if args.dry_run:  # the program parses each command (--list: no GPU needed)
-                    cmd = [exe, "--n", size, "--type", "all", "--variant", step, "--json"] + extra
                     p = subprocess.run(cmd + ["--list"], capture_output=True, text=True, timeout=60)
                     print(f"{'PASS' if p.returncode == 0 else 'FAIL'} {' '.join(cmd)}    # {why}")
                     failed = failed or p.returncode != 0
                     continue
-                cmd, code, records, err = run_one(exe, step, extra, size, args.reps)
+                print(f"# {step} {tile} at {size}: {why}", flush=True)
+                code, rows, bad, err = run_one(cmd, tile, best, saved)
                 if code == SKIP:
                     print(err or "skipped: no GPU")
                     return SKIP
-                for rec in records:
-                    if saved:
-                        saved.write(json.dumps(dict(rec, command=" ".join(cmd[1:]))) + "\n")
-                results = [r for r in records if r.get("record") == "result"]
-                device = next((r for r in records if r.get("record") == "device"), {})
-                cubs = {r.get("note"): r for r in results if r["variant"] == "cub"}
-                print(f"# {step} {tile} at {size}: {why}; copy {device.get('copy_gbps', 0):.0f} GB/s")
-                for r in results:
-                    name = r["variant"]
-                    print(fmt_row(name, "-" if name == "cub" else tile, r, cubs.get(r.get("note"))))
-                    if name != "cub" and r["ok"] and cubs.get(r.get("note")):
-                        key = (r.get("note"), r["n"])
-                        vs = r["gbps"] / cubs[r.get("note")]["gbps"]
-                        if key not in best or vs > best[key][0]:
-                            best[key] = (vs, f"{name} {tile}", r["gbps"], r.get("pct_of_copy"))
-                    failed = failed or not r["ok"]
-                if code != 0 or not results:
+                failed = failed or bad
+                if code != 0 or not rows:
                     print(f"FAIL {' '.join(cmd)}: exit {code}; {err.splitlines()[-1] if err else ''}")
                     failed = True
-                sys.stdout.flush()
     if saved:
         saved.close()
     if args.dry_run:

@@ -14,12 +14,22 @@
 //                scattered from its offset: the input is read twice.
 //   one-pass     one kernel: a ticket, the tile's count published as its aggregate,
 //                chapter 16's decoupled look-back for its offset, the scatter: the
-//                input is read once. The default run sweeps its tile.
+//                input is read once.
+//   one-pass-staged  + the kept elements of a tile go to shared memory first, at
+//                their places in the tile, then out with 16-byte stores, consecutive
+//                threads writing consecutive pieces: a warp's store fills whole
+//                sectors, where one-pass's lanes each write their own run (at 99 %,
+//                a store of 32 lanes touches about 16 sectors).
+//   one-pass-lean    + what lives through the look-back in fewer registers: a lane's
+//                flags in one word and the places in the tile in 32 bits, instead of
+//                4 ballots a row and 64-bit counts (64 registers at 8 rows, not 125:
+//                twice the blocks an SM). The default run sweeps this step's tile
+//                and runs every step at it.
 //                cub::DeviceSelect::If with the same predicate in the same run; the
 //                keep ratios 1 % (read-mostly), 50 % and 99 %. The data, the reference,
 //                the checks and the rows: compact_problem.cuh.
 // Bottleneck:    DRAM: the bytes that must move are n reads and count writes.
-// Steps:         three-pass, one-pass
+// Steps:         three-pass, one-pass, one-pass-staged, one-pass-lean
 // Run:           build/chapters/17_stream_compaction [--n 2^28] [--keep 0.01]
 //                [--variant one-pass] [--tile-rows 4 --block 256] [--verify-only [--large]]
 //                [--json]
@@ -30,6 +40,7 @@
 #include "common/bench/program.h"
 #include "common/check.h"
 #include "compact_problem.cuh"  // the data, the reference and its check, CUB, the problem
+#include "compact_staged.cuh"   // steps 3 and 4: the tile through shared memory
 #include "compact_tile.cuh"     // the predicate, the tile's compaction, CompactCall
 
 namespace {
@@ -122,9 +133,72 @@ void launch_one_pass(const CompactCall& c) {
   *c.tickets = tiles;
 }
 
+// --- steps 3 and 4: the kept elements through shared memory ---------------------------------
+
+// The tile's offset as one-pass finds it (a ticket's tile, chapter 16's look-back); the
+// last tile writes the count.
+struct OffsetFromLookback {
+  Count* state;
+  Count* count;
+  int64_t tile;
+  __device__ Count operator()(Count kept) const {
+    const Count offset =
+        ch16::lookback_prefix<Count, ch16::Lookback::kDecoupled>(state + 1, tile, kept);
+    if (tile == gridDim.x - 1 && threadIdx.x == 0) *count = offset + kept;
+    return offset;
+  }
+};
+
+template <int kRows>
+__global__ void __launch_bounds__(ch16::kMaxLookbackBlock)
+    compact_one_pass_staged(const uint32_t* __restrict__ in, uint32_t* __restrict__ out,
+                            Count* count, int64_t n, KeepBelow keep, Count* state) {
+  extern __shared__ uint4 stage[];  // stage_bytes(tile)
+  const int64_t tile = ch16::draw_tile(state);
+  compact_tile_staged<kRows>(in, out, n, tile, keep, reinterpret_cast<uint32_t*>(stage),
+                             OffsetFromLookback{state, count, tile});
+}
+
+// As launch_one_pass, with the tile's stage in shared memory.
+void launch_one_pass_staged(const CompactCall& c) {
+  const unsigned tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, kVec);
+  ch16::clear_state(c.state, tiles, c.stream);
+  const auto kernel = ch16::ScanRows::pick(
+      c.tile.rows, [](auto r) { return compact_one_pass_staged<decltype(r)::value>; });
+  ch16::allow_shared(kernel, stage_bytes(c.tile));
+  kernel<<<tiles, c.tile.block, stage_bytes(c.tile), c.stream>>>(c.in, c.out, c.count, c.n, c.keep,
+                                                                 c.state);
+  CHECK_LAUNCH();
+  *c.tickets = tiles;
+}
+
+template <int kRows>
+__global__ void __launch_bounds__(ch16::kMaxLookbackBlock)
+    compact_one_pass_lean(const uint32_t* __restrict__ in, uint32_t* __restrict__ out, Count* count,
+                          int64_t n, KeepBelow keep, Count* state) {
+  extern __shared__ uint4 stage[];  // stage_bytes(tile)
+  const int64_t tile = ch16::draw_tile(state);
+  compact_tile_lean<kRows>(in, out, n, tile, keep, reinterpret_cast<uint32_t*>(stage),
+                           OffsetFromLookback{state, count, tile});
+}
+
+void launch_one_pass_lean(const CompactCall& c) {
+  const unsigned tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, kVec);
+  ch16::clear_state(c.state, tiles, c.stream);
+  const auto kernel = ch16::ScanRows::pick(
+      c.tile.rows, [](auto r) { return compact_one_pass_lean<decltype(r)::value>; });
+  ch16::allow_shared(kernel, stage_bytes(c.tile));
+  kernel<<<tiles, c.tile.block, stage_bytes(c.tile), c.stream>>>(c.in, c.out, c.count, c.n, c.keep,
+                                                                 c.state);
+  CHECK_LAUNCH();
+  *c.tickets = tiles;
+}
+
 // The step table: each step's launcher, which holds its <<<>>>s.
 const std::vector<CompactStep> kSteps = {{"three-pass", launch_three_pass},
-                                         {"one-pass", launch_one_pass}};
+                                         {"one-pass", launch_one_pass},
+                                         {"one-pass-staged", launch_one_pass_staged},
+                                         {"one-pass-lean", launch_one_pass_lean}};
 
 }  // namespace
 
