@@ -123,6 +123,21 @@ __device__ __forceinline__ T warps_before(T warp_total, T* aggregate) {
   return before;
 }
 
+// One row's V elements as running sums from `start`: inclusive (each element's own value
+// included) or exclusive (the sum before it).
+template <class T, int V>
+__device__ __forceinline__ Vec<T, V> scan_row_from(const Vec<T, V>& x, T start, bool inclusive) {
+  Vec<T, V> y;
+  T run = start;
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    const T next = run + x.v[k];
+    y.v[k] = inclusive ? next : run;
+    run = next;
+  }
+  return y;
+}
+
 // Scans one tile of in into out. Every row is scanned across its warp, the rows of a
 // warp in order, the warps through shared memory; tile_prefix(aggregate) then returns,
 // in every thread, the sum of everything before the tile (the look-back, a precomputed
@@ -157,15 +172,8 @@ __device__ __forceinline__ void scan_tile(const T* __restrict__ in, T* __restric
 
   Vec<T, V> y[kRows];
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    T run = prefix + warp_before + row_before[r] + lane_before[r];
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const T next = run + x[r].v[k];
-      y[r].v[k] = inclusive ? next : run;
-      run = next;
-    }
-  }
+  for (int r = 0; r < kRows; ++r)
+    y[r] = scan_row_from(x[r], prefix + warp_before + row_before[r] + lane_before[r], inclusive);
   store_rows<T, V, kRows>(out, n, first, whole, y);
 }
 

@@ -54,15 +54,8 @@ __device__ __forceinline__ void finish_tile_early(const Vec<T, V> (&x)[kRows], T
 
   Vec<T, V> y[kRows];
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    T run = prefix + warp_before + before[r];
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const T next = run + x[r].v[k];
-      y[r].v[k] = inclusive ? next : run;
-      run = next;
-    }
-  }
+  for (int r = 0; r < kRows; ++r)
+    y[r] = scan_row_from(x[r], prefix + warp_before + before[r], inclusive);
   store_rows<T, V, kRows>(out, n, first, whole, y);
 }
 

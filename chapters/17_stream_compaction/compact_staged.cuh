@@ -46,39 +46,19 @@ __device__ __forceinline__ void compact_tile_staged(const uint32_t* __restrict__
                                                     uint32_t* __restrict__ out, int64_t n,
                                                     int64_t tile, KeepBelow keep, uint32_t* stage,
                                                     Prefix&& tile_prefix) {
-  constexpr int kRow = sw::kWarp * kVec;
   const int lane = threadIdx.x % sw::kWarp;
-  const unsigned below = (1u << lane) - 1;
-  const int64_t first = ch16::lane_first<kVec, kRows>(tile);
-  const bool whole = ch16::tile_whole<kVec, kRows>(tile, n);
-  ch16::Vec<uint32_t, kVec> x[kRows];
-  ch16::load_rows<uint32_t, kVec, kRows>(in, n, first, whole, x);
-  unsigned votes[kRows][kVec], lane_before[kRows];
-  Count row_before[kRows], warp_total = 0;
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    unsigned row = 0, mine = 0;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      const bool kept = (whole || first + r * kRow + k < n) && keep(x[r].v[k]);
-      votes[r][k] = __ballot_sync(sw::kFullMask, kept);
-      row += __popc(votes[r][k]);
-      mine += __popc(votes[r][k] & below);
-    }
-    lane_before[r] = mine;
-    row_before[r] = warp_total;
-    warp_total += row;
-  }
+  TileVotes<kRows> t;
+  vote_tile<kRows>(in, n, tile, keep, t);
   Count aggregate;
-  const Count warp_before = ch16::warps_before(warp_total, &aggregate);
+  const Count warp_before = ch16::warps_before(t.warp_total, &aggregate);
   const Count prefix = tile_prefix(aggregate);
   const int skew = staged_skew(out + prefix);
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    Count at = skew + warp_before + row_before[r] + lane_before[r];
+    Count at = skew + warp_before + t.row_before[r] + t.lane_before[r];
 #pragma unroll
     for (int k = 0; k < kVec; ++k)
-      if (votes[r][k] >> lane & 1) stage[at++] = x[r].v[k];
+      if (t.votes[r][k] >> lane & 1) stage[at++] = t.x[r].v[k];
   }
   __syncthreads();
   store_staged(stage, out + prefix - skew, skew, static_cast<int>(aggregate));

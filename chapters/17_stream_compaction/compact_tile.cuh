@@ -24,6 +24,43 @@ KeepBelow keep_below(double keep) { return {static_cast<uint64_t>(keep * 4294967
 
 // --- the tile: each kept element's place from warp votes ---------------------------------
 
+// One tile's elements and their warp votes: each lane's rows of kVec elements (x), the
+// ballot of each row and element (votes), and per row the kept elements of the lanes below
+// (lane_before) and of the rows before (row_before); warp_total, the warp's kept elements.
+template <int kRows>
+struct TileVotes {
+  int64_t first;
+  bool whole;
+  ch16::Vec<uint32_t, kVec> x[kRows];
+  unsigned votes[kRows][kVec], lane_before[kRows];
+  Count row_before[kRows], warp_total = 0;
+};
+
+// Loads tile `tile` of in and takes its votes (the elements past n are not kept).
+template <int kRows>
+__device__ __forceinline__ void vote_tile(const uint32_t* __restrict__ in, int64_t n, int64_t tile,
+                                          KeepBelow keep, TileVotes<kRows>& t) {
+  constexpr int kRow = sw::kWarp * kVec;
+  const unsigned below = (1u << (threadIdx.x % sw::kWarp)) - 1;
+  t.first = ch16::lane_first<kVec, kRows>(tile);
+  t.whole = ch16::tile_whole<kVec, kRows>(tile, n);
+  ch16::load_rows<uint32_t, kVec, kRows>(in, n, t.first, t.whole, t.x);
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    unsigned row = 0, mine = 0;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const bool kept = (t.whole || t.first + r * kRow + k < n) && keep(t.x[r].v[k]);
+      t.votes[r][k] = __ballot_sync(sw::kFullMask, kept);
+      row += __popc(t.votes[r][k]);
+      mine += __popc(t.votes[r][k] & below);
+    }
+    t.lane_before[r] = mine;
+    t.row_before[r] = t.warp_total;
+    t.warp_total += row;
+  }
+}
+
 // Compacts one tile: lane l's element k of row r is kept if its flag is set; its place
 // is the tile's prefix (tile_prefix(kept in the tile)), plus the kept elements of the
 // warps before, of the rows before, of the lanes below (__popc of each ballot, masked),
@@ -32,38 +69,18 @@ template <int kRows, class Prefix>
 __device__ __forceinline__ void compact_tile(const uint32_t* __restrict__ in,
                                              uint32_t* __restrict__ out, int64_t n, int64_t tile,
                                              KeepBelow keep, Prefix&& tile_prefix) {
-  constexpr int kRow = sw::kWarp * kVec;
   const int lane = threadIdx.x % sw::kWarp;
-  const unsigned below = (1u << lane) - 1;
-  const int64_t first = ch16::lane_first<kVec, kRows>(tile);
-  const bool whole = ch16::tile_whole<kVec, kRows>(tile, n);
-  ch16::Vec<uint32_t, kVec> x[kRows];
-  ch16::load_rows<uint32_t, kVec, kRows>(in, n, first, whole, x);
-  unsigned votes[kRows][kVec], lane_before[kRows];
-  Count row_before[kRows], warp_total = 0;
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    unsigned row = 0, mine = 0;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      const bool kept = (whole || first + r * kRow + k < n) && keep(x[r].v[k]);
-      votes[r][k] = __ballot_sync(sw::kFullMask, kept);
-      row += __popc(votes[r][k]);
-      mine += __popc(votes[r][k] & below);
-    }
-    lane_before[r] = mine;
-    row_before[r] = warp_total;
-    warp_total += row;
-  }
+  TileVotes<kRows> t;
+  vote_tile<kRows>(in, n, tile, keep, t);
   Count aggregate;
-  const Count warp_before = ch16::warps_before(warp_total, &aggregate);
+  const Count warp_before = ch16::warps_before(t.warp_total, &aggregate);
   const Count prefix = tile_prefix(aggregate);
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    Count at = prefix + warp_before + row_before[r] + lane_before[r];
+    Count at = prefix + warp_before + t.row_before[r] + t.lane_before[r];
 #pragma unroll
     for (int k = 0; k < kVec; ++k)
-      if (votes[r][k] >> lane & 1) out[at++] = x[r].v[k];
+      if (t.votes[r][k] >> lane & 1) out[at++] = t.x[r].v[k];
   }
 }
 
