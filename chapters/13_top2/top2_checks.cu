@@ -202,7 +202,7 @@ void ch13::Top2Problem::verify(const Session& s) {
     const std::string what =
         std::string("the checks catch the INT_MIN sentinel: ") + p + " n=" + std::to_string(n);
     s.report.harness_check(!same(got, want), what,
-                   "sentinel gives " + describe(got) + ", want " + describe(want));
+                           "sentinel gives " + describe(got) + ", want " + describe(want));
   }
 }
 

@@ -106,12 +106,14 @@ struct StressData {
                          std::to_string(Count{kReaderBlocks} * kThreads * kReads) +
                          ": the stress run did not end as it must"};
     if (c.torn)
-      return {false,
-              std::to_string(c.torn) + " torn reads: a flag from one publication, a value from another"};
+      return {false, std::to_string(c.torn) +
+                         " torn reads: a flag from one publication, a value from another"};
     if (c.fresh * kMinFreshShare < c.reads)
-      return {false, "fewer than 1 read in " + std::to_string(kMinFreshShare) +
-                         " saw a newer publication: the readers' loads do not reach the L2 (a stale L1 "
-                         "line, or a load hoisted out of the loop), or writers and readers did not overlap"};
+      return {
+          false,
+          "fewer than 1 read in " + std::to_string(kMinFreshShare) +
+              " saw a newer publication: the readers' loads do not reach the L2 (a stale L1 "
+              "line, or a load hoisted out of the loop), or writers and readers did not overlap"};
     return {};
   }
   std::vector<sw::bench::Buffer> outputs() const { return {{counters, sizeof(Counters)}}; }

@@ -257,7 +257,8 @@ class Row {
   }
   std::vector<HistCount> read() const { return cub_ ? cub_->read() : sw::read(d_hist_, kBins); }
   bench::Buffer output() const {  // what read() reads
-    if (cub_) return {cub_->counts(), static_cast<int64_t>(sizeof(unsigned)) * (cub_->levels() - 1)};
+    if (cub_)
+      return {cub_->counts(), static_cast<int64_t>(sizeof(unsigned)) * (cub_->levels() - 1)};
     return {d_hist_, static_cast<int64_t>(kHistBytes)};
   }
 
@@ -665,9 +666,9 @@ struct Problem {
           " n=" + std::to_string(c.n) + " offset=" + std::to_string(c.offset) + " " + data.note();
       if (large && c.spec.dist == ByteDist::Equal)
         s.report.harness_check(data.want()[c.spec.value] == static_cast<uint64_t>(c.n) &&
-                           data.want()[c.spec.value] > 0xFFFFFFFFull,
-                       "reference bin " + std::to_string(c.spec.value) + " holds all " +
-                           std::to_string(c.n) + " bytes, beyond 2^32");
+                                   data.want()[c.spec.value] > 0xFFFFFFFFull,
+                               "reference bin " + std::to_string(c.spec.value) + " holds all " +
+                                   std::to_string(c.n) + " bytes, beyond 2^32");
       for (const Row& v : rows) {
         const bench::Verdict r = verify_row(data, v);
         s.report.check(r.ok, v.name + at, r.detail);

@@ -463,7 +463,7 @@ inline void note_cache_resident(Report& report) {
 struct Problem {
   using Step = transpose::Step;
   static constexpr const char* kName = "transpose";
-  static constexpr bool kExchangesOutputs = true;  // every check is check_rows's check_once
+  static constexpr bool kExchangesOutputs = true;    // every check is check_rows's check_once
   int64_t rows = kDefaultSide, cols = kDefaultSide;  // --rows, --cols
 
   void add_options(Cli& cli, const bench::Program<Step>&) {
