@@ -137,6 +137,14 @@ void Cli::add_number(const std::string& name, double* target, double lo, double 
   options_.push_back(ranged_option<double>(name, target, lo, hi, help, parse_number, "a number"));
 }
 
+void Cli::offer_outputs_exchange() {
+  add_string("--dump-outputs", &common_.dump_outputs,
+             "with --verify-only: write the outputs of every checked run into this empty folder");
+  add_string("--check-outputs", &common_.check_outputs,
+             "with --verify-only: judge the outputs a --dump-outputs run wrote into this folder, "
+             "without running the steps");
+}
+
 void Cli::without(const std::string& name) {
   for (size_t i = 0; i < options_.size(); ++i)
     if (options_[i].name == name) {

@@ -38,6 +38,10 @@ struct CommonOptions {
   // every timed call, the device idle at the end of each timed window, persisting
   // L2 lines off. Slower; for grading, not for the tutorial's tables.
   bool graded_timing = false;
+  // The lab grader's boundary (common/bench/outputs.h; offered by Cli::offer_outputs_exchange):
+  // with --verify-only, write every checked run's outputs into this folder, or judge the
+  // outputs that such a run wrote there instead of running the steps. "": neither.
+  std::string dump_outputs, check_outputs;
 };
 
 // Parses "123", "1e6", "2^28" and "1<<20" as exact integers. Returns false for
@@ -75,6 +79,11 @@ class Cli {
   // one of the steps; the steps are also what --list prints (set_steps).
   void add_variant(std::string* target, const std::vector<std::string>& steps,
                    const std::string& help, const std::vector<std::string>& extra = {});
+
+  // --dump-outputs DIR and --check-outputs DIR (CommonOptions), for a program whose checks
+  // can exchange their outputs (common/bench/outputs.h): no other program knows them, so
+  // they are an unknown option there (exit 2).
+  void offer_outputs_exchange();
 
   // Takes a common option away from a program it does not apply to (e.g. --graded-timing
   // from a CPU-only program): it becomes an unknown option (exit 2), and --help leaves it out.

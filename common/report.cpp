@@ -5,6 +5,8 @@
 #include <sstream>
 #include <vector>
 
+#include "common/bench/outputs.h"
+
 namespace sw {
 namespace {
 
@@ -228,8 +230,23 @@ std::string Report::vendor_key(const Result& r) const {
 }
 
 void Report::check(bool ok, const std::string& what, const std::string& detail) {
+  row(ok, what, detail, false);
+}
+
+void Report::harness_check(bool ok, const std::string& what, const std::string& detail) {
+  row(ok, what, detail, true);
+}
+
+// A check row: the exchange's objection (common/bench/outputs.h), if any, fails it first.
+void Report::row(bool ok, const std::string& what, const std::string& detail, bool of_harness) {
+  const std::string why = bench::exchange().row(problem_, what, of_harness);
+  if (!why.empty()) ok = false;
   ++checks_;
   if (!ok) ++failures_;
+  print_check(ok, what, why.empty() || detail.empty() ? why + detail : why + "; " + detail);
+}
+
+void Report::print_check(bool ok, const std::string& what, const std::string& detail) const {
   if (opt_.json) {
     std::printf("{\"record\":\"check\",\"chapter\":%s,\"what\":%s,\"ok\":%s,\"detail\":%s}\n",
                 json_quote(chapter_).c_str(), json_quote(what).c_str(), ok ? "true" : "false",
@@ -262,13 +279,19 @@ void Report::skip(const std::string& variant, const std::string& reason) {
 }
 
 int Report::exit_code() const {
+  int checks = checks_, failures = failures_;
+  const std::string left = bench::exchange().finish();
+  if (!left.empty()) {
+    print_check(false, "outputs exchange", left);
+    ++checks, ++failures;
+  }
   if (opt_.json)
     std::printf("{\"record\":\"summary\",\"chapter\":%s,\"checks\":%d,\"failed\":%d}\n",
-                json_quote(chapter_).c_str(), checks_, failures_);
+                json_quote(chapter_).c_str(), checks, failures);
   else
-    std::printf("%s: %d checks, %d failed\n", chapter_.c_str(), checks_, failures_);
+    std::printf("%s: %d checks, %d failed\n", chapter_.c_str(), checks, failures);
   std::fflush(stdout);
-  return failures_ == 0 && checks_ > 0 ? kExitOk : kExitFailed;
+  return failures == 0 && checks > 0 ? kExitOk : kExitFailed;
 }
 
 }  // namespace sw

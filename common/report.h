@@ -62,8 +62,14 @@ class Report {
   // "vs prev" compares with the previous "step" line, "vs lib" with the last
   // "vendor" line, both as throughput ratios.
   void add(const Result& result);
-  // One verification line: "PASS <what>" or "FAIL <what>: <detail>".
+  // One verification line: "PASS <what>" or "FAIL <what>: <detail>". Under --dump-outputs
+  // or --check-outputs (common/bench/outputs.h) it is also a row of the exchange: with
+  // --check-outputs, a row other than the dump's, or one that no dumped run backs, fails.
   void check(bool ok, const std::string& what, const std::string& detail = "");
+  // A check of the harness itself, not of a step's outputs (a CPU reference against
+  // another, a planted kernel of the harness that the checks must catch): with
+  // --check-outputs it is computed again, and reads no dumped run.
+  void harness_check(bool ok, const std::string& what, const std::string& detail = "");
   // Prints a free note line (prefixed "# ", or a JSON "note" record).
   void note(const std::string& text);
   // A step this GPU cannot run, and why in one line: "SKIP <variant>: <reason>", or a
@@ -78,7 +84,8 @@ class Report {
 
   int failures() const { return failures_; }
   // Prints "<chapter>: N checks, M failed" (a "summary" record with --json) and
-  // returns 0 or 1.
+  // returns 0 or 1. With --check-outputs, what the dump holds beyond what the checks
+  // read is one more failed check first ("outputs exchange").
   int exit_code() const;
 
   // Formats one result as its JSON record (used by add; exposed for tests).
@@ -97,6 +104,8 @@ class Report {
   double prev_step_rate_ = 0;                  // GB/s, or TFLOP/s for a compute-bound row
   std::map<std::string, double> vendor_rate_;  // by vendor_key(): problem, n and note
   std::string vendor_key(const Result& r) const;
+  void row(bool ok, const std::string& what, const std::string& detail, bool of_harness);
+  void print_check(bool ok, const std::string& what, const std::string& detail) const;
   int failures_ = 0, checks_ = 0;
 };
 

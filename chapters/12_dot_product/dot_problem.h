@@ -134,6 +134,10 @@ struct DotData : NewInputs {
   void restore() const {
     if (split) d.split.collect_previous();
   }
+  std::vector<sw::bench::Buffer> outputs() const {  // the result that check() reads
+    if (from == From::Device) return {{d.result.get(), sizeof(float)}};
+    return {{&d.answer, sizeof(float)}};
+  }
 };
 
 // The copy ceiling's call (copy_inputs: x and y from pinned memory to the device) as
@@ -161,6 +165,7 @@ using Step = sw::bench::Step<void (*)(Dot& d), Bound>;
 struct DotProblem {
   using Step = ch12::Step;
   static constexpr const char* kName = "dot";
+  static constexpr bool kExchangesOutputs = true;  // every check is check_steps's check_once
   Step vendor;                   // cublas-sdot: measured and checked whatever --variant says
   int64_t n = int64_t{1} << 28;  // 1 GiB per vector, far beyond L2
   void add_options(sw::Cli& cli, const sw::bench::Program<Step>&);

@@ -177,7 +177,8 @@ void ch13::Top2Problem::verify(const Session& s) {
       make_ints(p, x.data(), n, seed);
       CUDA_CHECK(cudaMemcpy(d_x.get(), x.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice));
       const Top2 want = top2_reference(x.data(), n);
-      s.report.check(same(top2_serial(x.data(), n), want), std::string("cpu-serial ") + p + at);
+      s.report.harness_check(same(top2_serial(x.data(), n), want),
+                             std::string("cpu-serial ") + p + at);
       check_steps(s, vendor, d_x.get(), n, want, p + at);
     }
     // A start that is not 16-byte aligned: the int4 step must fall back, not misread.
@@ -200,8 +201,8 @@ void ch13::Top2Problem::verify(const Session& s) {
     const Top2 got = sw::read(d_out.get()), want = top2_reference(x.data(), n);
     const std::string what =
         std::string("the checks catch the INT_MIN sentinel: ") + p + " n=" + std::to_string(n);
-    s.report.check(!same(got, want), what,
-                   "sentinel gives " + describe(got) + ", want " + describe(want));
+    s.report.harness_check(!same(got, want), what,
+                           "sentinel gives " + describe(got) + ", want " + describe(want));
   }
 }
 

@@ -72,6 +72,7 @@ struct Top2Data {
   sw::bench::Verdict check() const;
   bool reseed(uint64_t from) const;
   uint64_t seed() const;
+  std::vector<sw::bench::Buffer> outputs() const { return {{out, sizeof(Top2)}}; }
 };
 
 // A step: puts the answer in b.out; returns the first pass's blocks (0: the library's own).
@@ -85,6 +86,8 @@ constexpr int64_t kLargeN = (int64_t{1} << 31) + (int64_t{1} << 20) + 3;
 struct Top2Problem {
   using Step = ch13::Step;
   static constexpr const char* kName = "top2";
+  // Every check is check_steps's check_once, or a harness_check (the CPU loop, the sentinel).
+  static constexpr bool kExchangesOutputs = true;
   Step vendor;                   // cub-reduce-top2: measured and checked whatever --variant says
   int64_t n = int64_t{1} << 28;  // 1 GiB of int32, far beyond L2
   bool large = false;

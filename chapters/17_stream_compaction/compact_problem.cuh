@@ -117,6 +117,14 @@ struct CompactRow {
     return true;
   }
   uint64_t seed() const { return d.seed; }
+  // What check() reads: out (with out[n], never written), the count, the ticket counter
+  // state[0] and the tickets the launcher said it draws.
+  std::vector<sw::bench::Buffer> outputs() const {
+    return {{d.out.get(), static_cast<int64_t>(d.out.bytes())},
+            {d.count.get(), sizeof(Count)},
+            {d.state.get(), sizeof(Count)},
+            {&d.tickets, sizeof d.tickets}};
+  }
 };
 
 // cub::DeviceSelect::If with the same predicate, temporary storage allocated here.
@@ -172,6 +180,7 @@ void describe_row(sw::Result& r, const CompactData& d, double keep, const sc::Ti
 struct CompactProblem {
   using Step = CompactStep;
   static constexpr const char* kName = "compact";
+  static constexpr bool kExchangesOutputs = true;  // every check is verify's check_once
   int64_t n = sc::kDefaultN;
   double keep = -1;  // -1: the default run's ratios
   std::string rows, block;

@@ -168,6 +168,12 @@ struct SortRow {
   mutable std::vector<uint64_t> other;  // the reference of the current seed, if another
   void poison() const { d.poison(); }
   sw::bench::Verdict check() const { return check_sort(d, d.seed == first_seed ? ref : other); }
+  std::vector<sw::bench::Buffer> outputs() const {  // what check_sort reads (keys alone: no values)
+    return {{d.keys_out.get(), static_cast<int64_t>(d.keys_out.bytes())},
+            {d.values_out.get(), static_cast<int64_t>(d.values_out.bytes())},
+            {d.state.get(), sizeof(Count)},
+            {&d.tickets, sizeof d.tickets}};
+  }
   bool reseed(uint64_t s) const {
     d.reseed(s);
     if (s != first_seed) other = reference_sort(d.pattern, s, d.n);

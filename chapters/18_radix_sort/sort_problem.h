@@ -133,8 +133,9 @@ class CubSort {
 struct SortProblem {
   using Step = ch18::Step;
   static constexpr const char* kName = "sort-keys";
-  sw::scan::TileChoices tiles;  // the kernels' (18_radix_sort.cu)
-  int default_rows;             // the tile's rows without --tile-rows
+  static constexpr bool kExchangesOutputs = true;  // every check is verify's check_once
+  sw::scan::TileChoices tiles;                     // the kernels' (18_radix_sort.cu)
+  int default_rows;                                // the tile's rows without --tile-rows
   int64_t n = sw::scan::kDefaultN;
   std::string sort = "both", rows, block;
   bool large = false;

@@ -16,6 +16,11 @@
 //                                    asked is an error (Cli::reject, exit 2)
 //   void verify(const Session<Step>&);      --verify-only: a PASS/FAIL line per check
 //   void bench(const Session<Step>&);       the default run: the rows of the report
+//   static constexpr bool kExchangesOutputs = true;   (optional) every check of verify()
+//                                    runs through bench::check_once or check_twice with
+//                                    Data that name their outputs() (common/bench/protocol.h),
+//                                    or is a Report::harness_check: --dump-outputs and
+//                                    --check-outputs apply (without it they exit 2)
 //
 // Its bench() calls measure() (common/bench/protocol.h) itself, with the step's
 // launcher, so that main -> run -> bench -> measure -> launch_<step> -> <<<>>> are
@@ -28,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/bench/outputs.h"
 #include "common/bench/step.h"
 #include "common/cli.h"
 #include "common/device.h"
@@ -44,7 +50,24 @@ struct HasValidate : std::false_type {};
 template <class P>
 struct HasValidate<P, std::void_t<decltype(std::declval<P&>().validate(
                           std::declval<const Request<typename P::Step>&>()))>> : std::true_type {};
+template <class P, class = void>
+struct ExchangesOutputs : std::false_type {};
+template <class P>
+struct ExchangesOutputs<P, std::enable_if_t<P::kExchangesOutputs>> : std::true_type {};
 }  // namespace detail
+
+// --dump-outputs and --check-outputs (common/bench/outputs.h): started where the problem's
+// checks exchange their outputs (Problem::kExchangesOutputs), else refused with exit 2, as
+// is any other misuse (both options, no --verify-only, a folder that will not do).
+template <class Problem>
+void start_exchange(const Cli& cli, const CommonOptions& opt) {
+  if (opt.dump_outputs.empty() && opt.check_outputs.empty()) return;
+  if (!detail::ExchangesOutputs<Problem>::value)
+    cli.reject(std::string(opt.dump_outputs.empty() ? "--check-outputs" : "--dump-outputs") +
+               ": this program's checks do not exchange their outputs");
+  const std::string why = exchange().start(opt);
+  if (!why.empty()) cli.reject(why);
+}
 
 template <class S>
 struct Program {
@@ -84,11 +107,13 @@ int run(int argc, char** argv, const Program<typename Problem::Step>& program,
     cli.add_variant(&variant, steps, "the step(s) to run", program.extra_variants);
   else
     cli.set_steps(steps);
+  cli.offer_outputs_exchange();
   problem.add_options(cli, program);
   const CommonOptions opt = cli.parse_or_exit(argc, argv);
   const Request<typename Problem::Step> asked{opt, cli, program, chosen(program.steps, variant),
                                               variant};
   if constexpr (detail::HasValidate<Problem>::value) problem.validate(asked);
+  start_exchange<Problem>(cli, opt);
   const Gpu gpu = start_gpu(opt);
   Report report(opt, gpu.copy_gbps, program.number, Problem::kName);
   const Session<typename Problem::Step> s{asked, gpu, report};

@@ -26,6 +26,13 @@
 //   uint64_t seed() const;            the seed of the current contents
 //   void restore() const;             (optional) before every run, outside the events:
 //                                     writes again an input that the step overwrites
+//   std::vector<Buffer> outputs() const;   (a problem with kExchangesOutputs) every buffer
+//                                     its check reads that a run writes, in a fixed order
+//
+// --dump-outputs and --check-outputs (common/bench/outputs.h, the lab grader's boundary)
+// act in check_once and check_twice: after each checked run the outputs() are written to
+// the folder, or, with --check-outputs, the run does not launch the step and the folder's
+// bytes are put into the poisoned outputs before the check. measure() refuses both.
 //
 // A run is row.calls calls of launch(args...), the step's launcher and what it gets:
 //
@@ -49,6 +56,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/bench/outputs.h"
 #include "common/check.h"
 #include "common/cli.h"
 #include "common/gpu_sensors.h"
@@ -63,6 +71,14 @@ struct Verdict {
   std::string detail;      // why not, naming the first wrong element ("out[7]: got 3, want 4")
   double rel_error = NAN;  // floating-point problems: the error against the reference (NaN: none)
   uint64_t bits = 0;       // a fingerprint of the output, compared when Row::same_bits
+};
+
+// An output that a check reads, for the exchange of outputs (common/bench/outputs.h):
+// where it is (device memory, or host memory: a finish on the host, a count the launcher
+// states) and its bytes.
+struct Buffer {
+  void* data;
+  int64_t bytes;
 };
 
 // What measure() reports besides the time.
@@ -114,30 +130,75 @@ void restore(const Data& data) {
   if constexpr (detail::HasRestore<Data>::value) data.restore();
 }
 
+namespace detail {
+template <class Data, class = void>
+struct HasOutputs : std::false_type {};
+template <class Data>
+struct HasOutputs<Data, std::void_t<decltype(std::declval<const Data&>().outputs())>>
+    : std::true_type {};
+}  // namespace detail
+
+// The exchange of the run that just ended: its outputs written to the folder
+// (--dump-outputs), or the folder's bytes put into them (--check-outputs). "" or why the
+// run cannot be judged.
+template <class Data>
+std::string exchange_outputs(const Data& data) {
+  Exchange& x = exchange();
+  if (x.mode() == Exchange::Mode::kOff) return "";
+  if constexpr (!detail::HasOutputs<Data>::value) {
+    return "this check's data name no outputs to exchange";
+  } else {
+    const std::vector<Buffer> outs = data.outputs();
+    std::vector<std::vector<unsigned char>> host(outs.size());
+    std::vector<HostBytes> parts;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      host[i].resize(static_cast<size_t>(outs[i].bytes));
+      if (x.mode() == Exchange::Mode::kDump && outs[i].bytes > 0)
+        CUDA_CHECK(cudaMemcpy(host[i].data(), outs[i].data, host[i].size(), cudaMemcpyDefault));
+      parts.push_back({host[i].data(), outs[i].bytes});
+    }
+    const std::string why = x.run(parts);
+    if (why.empty() && x.mode() == Exchange::Mode::kCheck)
+      for (size_t i = 0; i < outs.size(); ++i)
+        if (outs[i].bytes > 0)
+          CUDA_CHECK(cudaMemcpy(outs[i].data, host[i].data(), host[i].size(), cudaMemcpyDefault));
+    return why;
+  }
+}
+
+// One checked run after the poison: the launch (with --check-outputs, the dumped bytes in
+// its place), then the exchange. "" or why the run cannot be judged.
+template <class Data, class Launch, class... Args>
+std::string checked_run(const Data& data, Launch&& launch, const Args&... args) {
+  if (exchange().mode() != Exchange::Mode::kCheck) launch(args...);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return exchange_outputs(data);
+}
+
 // Part 1 alone, for the checks of --verify-only: restore, poison, one call, check.
 template <class Data, class Launch, class... Args>
 Verdict check_once(const Data& data, Launch&& launch, const Args&... args) {
   restore(data);
   data.poison();
-  launch(args...);
-  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::string why = checked_run(data, launch, args...);
+  if (!why.empty()) return {false, why};
   return data.check();
 }
 
 // check_once, then one more call WITHOUT poisoning, checked again: for outputs a
 // kernel accumulates into (a histogram that adds onto the last run's counts instead
 // of zeroing them passes check_once and fails here). In measure() the warm-up and
-// timed runs are that second call.
+// timed runs are that second call. Both runs are exchanged (two runs of the dump).
 template <class Data, class Launch, class... Args>
 Verdict check_twice(const Data& data, Launch&& launch, const Args&... args) {
   restore(data);
   data.poison();
-  launch(args...);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  const Verdict first = data.check();
-  launch(args...);
-  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::string why = checked_run(data, launch, args...);
+  Verdict first = data.check();
+  if (!why.empty()) first = {false, why};
+  const std::string why_again = checked_run(data, launch, args...);
   Verdict again = data.check();
+  if (!why_again.empty()) again = {false, why_again};
   if (!first.ok) return first;
   if (!again.ok) again.detail = "the second run, not poisoned: " + again.detail;
   return again;
@@ -148,6 +209,11 @@ Verdict check_twice(const Data& data, Launch&& launch, const Args&... args) {
 template <class Data, class Launch, class... Args>
 Result measure(const CommonOptions& opt, const Row& row, const Data& data, Launch&& launch,
                const Args&... args) {
+  if (exchange().mode() != Exchange::Mode::kOff) {  // only --verify-only's checks exchange
+    Result refused{row.variant, row.n, row.bytes, {}, false, row.role};
+    refused.detail = "not measured with --dump-outputs or --check-outputs";
+    return refused;
+  }
   // 1. one checked call
   restore(data);
   data.poison();

@@ -256,6 +256,11 @@ class Row {
     }
   }
   std::vector<HistCount> read() const { return cub_ ? cub_->read() : sw::read(d_hist_, kBins); }
+  bench::Buffer output() const {  // what read() reads
+    if (cub_)
+      return {cub_->counts(), static_cast<int64_t>(sizeof(unsigned)) * (cub_->levels() - 1)};
+    return {d_hist_, static_cast<int64_t>(kHistBytes)};
+  }
 
   std::string name;
   std::string role = "step";
@@ -378,6 +383,7 @@ struct RowData {
   }
   bool reseed(uint64_t s) const { return data.reseed(s); }
   uint64_t seed() const { return data.seed(); }
+  std::vector<bench::Buffer> outputs() const { return {row.output()}; }
 };
 
 // --verify-only's check of one row on the current input: bench::check_once (poisoned,
@@ -553,6 +559,7 @@ class FileRun {
 struct Problem {
   using Step = histogram::Step;
   static constexpr const char* kName = "histogram";
+  static constexpr bool kExchangesOutputs = true;  // verify_row's check_twice, both runs
 
   int64_t n = int64_t{1} << 30;  // --bytes
   std::string dist = "uniform";  // with --dist, --value or --p: benchmark that one input only
@@ -658,10 +665,10 @@ struct Problem {
       const std::string at =
           " n=" + std::to_string(c.n) + " offset=" + std::to_string(c.offset) + " " + data.note();
       if (large && c.spec.dist == ByteDist::Equal)
-        s.report.check(data.want()[c.spec.value] == static_cast<uint64_t>(c.n) &&
-                           data.want()[c.spec.value] > 0xFFFFFFFFull,
-                       "reference bin " + std::to_string(c.spec.value) + " holds all " +
-                           std::to_string(c.n) + " bytes, beyond 2^32");
+        s.report.harness_check(data.want()[c.spec.value] == static_cast<uint64_t>(c.n) &&
+                                   data.want()[c.spec.value] > 0xFFFFFFFFull,
+                               "reference bin " + std::to_string(c.spec.value) + " holds all " +
+                                   std::to_string(c.n) + " bytes, beyond 2^32");
       for (const Row& v : rows) {
         const bench::Verdict r = verify_row(data, v);
         s.report.check(r.ok, v.name + at, r.detail);

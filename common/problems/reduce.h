@@ -305,6 +305,10 @@ struct SumData {
   double value() const {
     return on_host ? *in.host_out : static_cast<double>(sw::read(in.out.get()));
   }
+  std::vector<bench::Buffer> outputs() const {  // what value() reads
+    if (on_host) return {{in.host_out.get(), sizeof(double)}};
+    return {{in.out.get(), sizeof(float)}};
+  }
   bench::Verdict check() const {
     const double got = value();
     const SumCheck c = check_sum(got, in.ref, in.abs_sum, depth, in.n);
@@ -516,6 +520,7 @@ inline Input input(const std::string& name, int64_t n, uint64_t seed) {
 struct SumProblem {
   using Step = reduce::Step;
   static constexpr const char* kName = "sum";
+  static constexpr bool kExchangesOutputs = true;  // every check is reduce::verify's check_once
 
   int block = 0;  // the block size compiled into the kernels (no --block); 0: --block picks it
   bool offers_large = false;  // --large: --verify-only past 2^31 and 2^32

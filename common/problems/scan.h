@@ -385,6 +385,12 @@ struct ScanRow {
     return true;
   }
   uint64_t seed() const { return d.seed; }
+  // The scan, the ticket counter state[0] and the tickets the launcher said it draws.
+  std::vector<bench::Buffer> outputs() const {
+    return {{d.out.get(), static_cast<int64_t>(d.out.bytes())},
+            {d.state.get(), sizeof(unsigned long long)},
+            {&d.tickets, sizeof d.tickets}};
+  }
 };
 
 // Bytes every scan must move: the input read once, the output written once.
@@ -496,6 +502,9 @@ struct Part {
 struct ScanProblem {
   using Step = scan::Step;
   static constexpr const char* kName = "scan";
+  // Every check is verify_type's check_once, or extra_checks' (chapter 16: the status
+  // protocol's, a check_once too).
+  static constexpr bool kExchangesOutputs = true;
 
   TileChoices tiles;
   HostScans<uint32_t> cpu_u32;

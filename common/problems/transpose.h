@@ -381,6 +381,9 @@ struct OutputData {
     return true;
   }
   uint64_t seed() const { return b.seed; }
+  std::vector<bench::Buffer> outputs() const {
+    return {{b.out.get(), s.n() * static_cast<int64_t>(sizeof(T))}};
+  }
 };
 
 // --verify-only: every row that has a launcher for T, on every shape and (both_layouts)
@@ -460,6 +463,7 @@ inline void note_cache_resident(Report& report) {
 struct Problem {
   using Step = transpose::Step;
   static constexpr const char* kName = "transpose";
+  static constexpr bool kExchangesOutputs = true;    // every check is check_rows's check_once
   int64_t rows = kDefaultSide, cols = kDefaultSide;  // --rows, --cols
 
   void add_options(Cli& cli, const bench::Program<Step>&) {

@@ -16,6 +16,11 @@
 3. The checks of every (submission, task) run in parallel, each program in its own
    process group with a time limit, inside a bubblewrap sandbox: read-only files,
    an empty /tmp, no network, the hidden file and the other submissions hidden.
+   The verdict of each checked run comes from a process that holds no student code:
+   the submission's program writes its outputs into a fresh folder (--dump-outputs,
+   the only writable place that outlives it), and the reference program of the same
+   chapter, built from the clean tree, judges them (--check-outputs;
+   labkit/check.py run_verdict, common/bench/outputs.h).
 4. The timing runs one program at a time: the reference and the submission
    alternate, round after round, with --graded-timing (new input and a check for
    every timed call, the device idle at the end of each window, persisting L2 off);
@@ -306,6 +311,8 @@ class Grader:
         """Every task of every submission, the checks in parallel."""
         items = [(sub, task) for sub in subs for task in self.tasks]
         results = {}
+        self.dumps = self.work / "dumps"  # a fresh folder per checked run, removed after its verdict
+        self.dumps.mkdir(exist_ok=True)
 
         def one(item):
             sub, task = item
@@ -320,7 +327,9 @@ class Grader:
             bin_dir = self.work / "subs" / sub.name / "bin"
             settings = Settings(seed=self.a.seed, timeout=self.a.timeout, sanitizer=not self.a.no_sanitizer,
                                 hidden=self.hidden, sandbox=self.sandbox(bin_dir, sub.name),
-                                rules="rules" not in self.off(sub.name))
+                                rules="rules" not in self.off(sub.name),
+                                trusted=lambda ch: self.ref_bin / ch, dumps=str(self.dumps),
+                                trusted_sandbox=self.sandbox(self.ref_bin, sub.name))
             return item, check_task(task, sub, lambda ch: bin_dir / ch, settings, built=built)
 
         # Submissions whose code for a task is the same (every region its checks compile,

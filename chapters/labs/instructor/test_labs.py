@@ -450,6 +450,7 @@ def check_requirements():
     g.a = Namespace(seed=1, timeout=5, no_sanitizer=True, parallel=2, hidden=None)
     g.tasks, g.reuse, g.same_code, g.without, g.without_for, g.hidden = tasks, False, {}, set(), {}, None
     g.work = Path(tempfile.mkdtemp(prefix="labs-req-"))
+    g.ref_bin = g.work / "reference-bin"  # where build_all puts the reference programs
     subs = [Path(n) for n in ("all-pass", "broken-scan", "slow-lookback", "stub-scan")]
     g.builds = {s.name: ({"warp-scan": ("NOT_IMPLEMENTED", "stub")} if s.name == "stub-scan" else {},
                          {c.chapter: (True, "") for t in tasks for c in t.checks}) for s in subs}

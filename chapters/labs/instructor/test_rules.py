@@ -32,6 +32,12 @@
               built with `rewrites-its-output` (a filter on stdout that turns every
               failing record into a passing one) prints only passing checks, exits 1,
               and its verdict is FAIL
+  boundary    the verdict from a process that holds no student code (check.run_verdict):
+              the stand-in built with each `-boundary` exploit of exploits.py (a forged
+              passing run: records, summary and exit code agree) passes its own verdict,
+              and fails across the boundary, where the reference stand-in judges what it
+              dumped; the reference passes both ways; a dump that lists other checks than
+              the reference's, or a reference run that did not end, fails (check.across)
 
 The copies (the stand-in's, and the scan track's built for PTX without device
 optimisation) compile through ccache where it is installed: about a minute cold.
@@ -393,6 +399,66 @@ def test_compiled_scan(copy):
            f"{texts(found)} {problems}")
 
 
+# --- the boundary --------------------------------------------------------------------------------
+
+def test_across_unit():
+    steps = ["sum"]
+    ok2 = [("sum n=1", True), ("sum n=2", True)]
+    cases = [
+        ("both runs list the same passing checks", fake_run(0, ok2), fake_run(0, ok2), "PASS", ""),
+        ("the reference fails a check of the dumped outputs", fake_run(0, ok2),
+         fake_run(1, [("sum n=1", True), ("sum n=2", False)]), "FAIL", "judged from your program's outputs"),
+        ("the program printed fewer checks than the reference judged", fake_run(0, ok2[:1]), fake_run(0, ok2),
+         "FAIL", "check 2 is nothing more where the reference has 'sum n=2'"),
+        ("the program printed another check", fake_run(0, [("sum n=1", True), ("sum n=3", True)]), fake_run(0, ok2),
+         "FAIL", "check 2 is 'sum n=3'"),
+        ("the reference's run left a failed check of the exchange", fake_run(0, ok2),
+         fake_run(1, ok2 + [("outputs exchange", False)]), "FAIL", "where the reference has 'outputs exchange'"),
+        ("the reference's run did not end", fake_run(0, ok2), Run(cmd=[], code=-9, out="").parse(), "FAIL",
+         "did not run to its end"),
+    ]
+    for what, mine, judged, want, says in cases:
+        st, _, _, lines = check.across(mine, judged, steps)
+        expect(st == want and says in " ".join(lines), f"across, {what}: {want} ({st}: {lines})")
+
+
+def test_boundary(copy, tmp):
+    """Each -boundary exploit of the stand-in, built and run: its own verdict is PASS (the
+    forgery is complete), the verdict across the boundary FAIL; the reference is PASS both ways."""
+    task = T.task("standin-sum")
+    c = task.checks[0]
+    exe = copy / "build/chapters/labs/standin"
+    reference = tmp / "reference-standin"
+    dumps = tmp / "dumps"
+    dumps.mkdir(exist_ok=True)
+    settings = check.Settings(seed=42, timeout=60, trusted=lambda ch: reference, dumps=str(dumps))
+    planted = [e for e in X.EXPLOITS["standin-sum"] if e.name.endswith("-boundary")]
+    expect(len(planted) == 4, f"boundary: the stand-in catalogue plants 4 forgeries ({[e.name for e in planted]})")
+    for e in [None] + planted:
+        label = e.name if e else "the reference"
+        saved = saved_files(copy, task)
+        if e:
+            S.apply(copy, task, e)
+        r = subprocess.run(["ninja", "-C", "build", "chapters/labs/standin"], cwd=copy, capture_output=True,
+                           text=True, env=ccache_env(tmp))
+        restore(copy, saved)
+        expect(r.returncode == 0, f"boundary: the stand-in builds with {label}" +
+               ("" if r.returncode == 0 else "\n" + r.stdout[-2000:]))
+        if r.returncode != 0:
+            continue
+        if not e:
+            shutil.copy2(exe, reference)
+        for size in ([], ["--n", "1000"]):
+            args = ["--seed", "42"] + size
+            own = check.verdict(check.run_checks([str(exe)], args, settings), c.steps)
+            st, _, _, lines = check.run_verdict(c, [str(exe)], args, settings)
+            want = "PASS" if not e else "FAIL"
+            expect(own[0] == "PASS" and st == want and (not e or e.says_without in " ".join(lines)),
+                   f"boundary: {label} {' '.join(args)}: its own verdict PASS ({own[0]}), across the boundary "
+                   f"{want} ({st}: {' '.join(lines)[:200]})")
+    expect(not list(dumps.iterdir()), "boundary: every dump folder is removed after its verdict")
+
+
 # --- the catalogue -----------------------------------------------------------------------------
 
 ISSUE_47 = {"brace-macro-escape", "constructor-prints-pass", "atexit-prints-pass", "rewrites-its-output",
@@ -465,6 +531,8 @@ def main():
         timed(test_line_marker_forgery, standin)
         timed(test_catalogue_standin, standin, tmp)
         timed(test_agreement_program, standin, tmp)
+        timed(test_across_unit)
+        timed(test_boundary, standin, tmp)
         scan = timed(setup_copy, "scan", tmp, SCAN_SETUP)
         timed(test_audit_scan, scan, tmp)
         timed(test_compiled_scan, scan)

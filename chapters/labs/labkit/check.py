@@ -7,6 +7,8 @@ on every submission.
      preprocessor, which expands the macros of the headers (labkit/expanded.py)
   3. a GPU? (SKIP without one: everything above still ran)
   4. the chapter's own sweep with the seed, then repeats on a grid of several waves
+     (grading: each run across the boundary, run_verdict: the student's program writes its
+     outputs, the reference program judges them)
   5. hidden seeds and sizes (grading only)
   6. compute-sanitizer at a small size (memcheck; racecheck and synccheck for shared
      memory and atomics; initcheck where the launcher zeroes the output)
@@ -16,8 +18,12 @@ Each stage stops the task at its first failure; the result says which and why.
 """
 import concurrent.futures
 import json
+import os
 import re
 import shutil
+import stat
+import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +36,9 @@ RUN_TIMEOUT = 120          # seconds per program run
 SANITIZER_TIMEOUT = 600
 BUILD_TIMEOUT = 900
 RACE_REPEATS = 10          # runs of a race-prone task on several waves
+# Checked runs across the boundary at once (LAB_DUMPS): their dumps lie on disk together until
+# judged, and one run of chapter 16's every step at 2^24 + 3 elements dumps about 3 GB.
+DUMP_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("LAB_DUMPS") or 8)))
 
 
 @dataclass
@@ -43,6 +52,12 @@ class Settings:
     rules: bool = True       # reject a region that breaks a rule (off only in the self-test's proofs)
     build_dir: str = None    # the build whose preprocessor reads the regions as compiled (lab.py check;
                              # the grader reads them itself, before the audit)
+    # The boundary (grading): trusted(chapter) is the reference program of that chapter, built
+    # from the clean tree; each checked run dumps its outputs into a fresh folder under `dumps`,
+    # and trusted_sandbox (or none) holds the reference program's run that judges them.
+    trusted: object = None
+    dumps: str = None
+    trusted_sandbox: object = None
 
 
 @dataclass
@@ -126,6 +141,79 @@ def disagreement(r):
 def run_checks(exe, args, settings, env=None, timeout=None):
     return run(exe + ["--verify-only", "--json"] + args, timeout or settings.timeout, env=env,
                sandbox=settings.sandbox)
+
+
+# --- the boundary: the verdict from a process that holds no student code ------------------------
+
+def run_verdict(c, exe, args, settings):
+    """verdict() of one checked run of the task's steps c.steps. Grading (settings.trusted),
+    across the boundary: the student's program runs its checks with --dump-outputs into a fresh
+    folder (inside the sandbox, the only writable place that outlives the run), then the
+    reference program of the same chapter, built from the clean tree, runs the same checks
+    with --check-outputs on that folder: it launches nothing, puts the dumped bytes into its
+    poisoned outputs and judges them against its own reference for the same seed and sizes
+    (common/bench/outputs.h). Elsewhere (lab.py check) the student's program alone."""
+    if not settings.trusted:
+        return verdict(run_checks(exe, args, settings), c.steps)
+    with DUMP_SLOTS:
+        return across_the_boundary(c, exe, args, settings)
+
+
+def across_the_boundary(c, exe, args, settings):
+    folder = Path(tempfile.mkdtemp(prefix="dump-", dir=settings.dumps))
+    try:
+        box = settings.sandbox.writing(folder) if settings.sandbox else None
+        mine = run(exe + ["--verify-only", "--json"] + args + ["--dump-outputs", str(folder)], settings.timeout,
+                   sandbox=box)
+        own = verdict(mine, c.steps)
+        if own[0] != "PASS":  # its own checks failed, or it crashed, hung or disagreed with itself
+            return own
+        tbox = settings.trusted_sandbox.showing(folder) if settings.trusted_sandbox else None
+        judged = run([str(settings.trusted(c.chapter)), "--verify-only", "--json"] + args +
+                     ["--check-outputs", str(folder)], settings.timeout, sandbox=tbox)
+        return across(mine, judged, c.steps)
+    finally:
+        remove_folder(folder)
+
+
+def across(mine, judged, steps):
+    """The verdict of a checked run from the trusted run's records (judged: the reference
+    program with --check-outputs on the outputs that `mine`, the student's run, dumped), and the
+    student's run must have printed the same checks, in the same order."""
+    st, passed, total, lines = verdict(judged, steps)
+    if st in ("TIMEOUT", "CRASH", "SKIP") or not judged.checks or judged.summary is None:
+        return "FAIL", 0, 1, ["the trusted check of your program's outputs (the reference program with "
+                              f"--check-outputs) did not run to its end: {'; '.join(lines)[:200]}"]
+    if st != "PASS":
+        return "FAIL", passed, total, [f"judged from your program's outputs by the reference program: {x}"
+                                       for x in lines]
+    theirs, ours = [x.what for x in mine.checks], [x.what for x in judged.checks]
+    if theirs != ours:
+        k = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), min(len(theirs), len(ours)))
+        got = repr(theirs[k][:120]) if k < len(theirs) else "nothing more"
+        want = repr(ours[k][:120]) if k < len(ours) else "nothing more"
+        bad = [x for x in judged.checks if not x.ok]
+        return "FAIL", 0, 1, [f"your program printed other checks than the trusted check of its outputs: check "
+                              f"{k + 1} is {got} where the reference has {want}"
+                              + (f" ({bad[0].what}: {bad[0].detail[:160]})" if bad else "")]
+    return st, passed, total, lines
+
+
+def remove_folder(folder):
+    """Removes a dump folder whatever the student's program left in it: folders it made
+    unreadable are opened again first (links are never followed)."""
+    try:
+        os.chmod(folder, stat.S_IRWXU)
+    except OSError:
+        pass
+    for top, dirs, _ in os.walk(folder):
+        for d in [os.path.join(top, x) for x in dirs]:
+            if not os.path.islink(d):
+                try:
+                    os.chmod(d, stat.S_IRWXU)
+                except OSError:
+                    pass
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 # --- the size lattice and the diagnosis -------------------------------------------------------
@@ -393,10 +481,10 @@ def check_task(task, root, exe_of, settings, built=None):
         return st
 
     for k, (c, exe, args) in enumerate(sweep):  # the sweep first: stop at its first failure
-        if take(k, c, exe, args, verdict(run_checks(exe, args, settings), c.steps)) != "PASS":
+        if take(k, c, exe, args, run_verdict(c, exe, args, settings)) != "PASS":
             break
     if res.status == "NOT_RUN" and repeats:  # then the repeats, side by side
-        done = side_by_side(lambda x: verdict(run_checks(x[1], x[2], settings), x[0].steps), repeats)
+        done = side_by_side(lambda x: run_verdict(x[0], x[1], x[2], settings), repeats)
         for k, ((c, exe, args), v) in enumerate(zip(repeats, done), len(sweep)):
             take(k, c, exe, args, v)
     if res.status == "SKIP":
@@ -413,8 +501,8 @@ def check_task(task, root, exe_of, settings, built=None):
     if settings.hidden:
         cases = [(hs, extra, c, exe) for hs in settings.hidden.get("seeds", [])
                  for extra in settings.hidden.get("cases", {}).get(task.id, [[]]) for c, exe in exes]
-        done = side_by_side(lambda x: verdict(run_checks(x[3], ["--seed", str(x[0])] + x[2].args + x[1], settings),
-                                              x[2].steps)[0], cases)
+        done = side_by_side(lambda x: run_verdict(x[2], x[3], ["--seed", str(x[0])] + x[2].args + x[1],
+                                                  settings)[0], cases)
         for (hs, extra, c, exe), st in zip(cases, done):
             res.hidden[1] += 1
             if st == "PASS":

@@ -119,13 +119,14 @@ def gpu_present():
 
 class Sandbox:
     """bubblewrap around every graded run: the whole file system read-only, a fresh
-    empty /tmp, no network, its own process ids, and the folders in `hide` replaced
-    by empty ones (the hidden cases, the instructor's files, other submissions),
-    except the read-only `show` folders inside them (the program being graded)."""
+    empty /tmp and /dev/shm, no network, its own process ids, and the folders in `hide`
+    replaced by empty ones (the hidden cases, the instructor's files, other submissions),
+    except the read-only `show` folders inside them (the program being graded) and the
+    writable `write` folders (the one folder a graded run writes its outputs into)."""
 
-    def __init__(self, hide=(), show=()):
+    def __init__(self, hide=(), show=(), write=()):
         self.bwrap = shutil.which("bwrap")
-        self.hide, self.show = list(hide), list(show)
+        self.hide, self.show, self.write = list(hide), list(show), list(write)
         self.why = ""
         if not self.bwrap:
             self.why = "bubblewrap (bwrap) is not installed"
@@ -139,12 +140,17 @@ class Sandbox:
         return not self.why
 
     def _prefix(self, show=()):
-        argv = [self.bwrap or "bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
-                "--tmpfs", "/tmp", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent"]
+        # /dev is the host's (the GPU's device files), but /dev/shm in it is writable by
+        # anyone: an empty one of its own, so that nothing written there outlives the run.
+        argv = [self.bwrap or "bwrap", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--tmpfs", "/dev/shm",
+                "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-net", "--unshare-pid", "--unshare-ipc",
+                "--die-with-parent"]
         for h in self.hide:
             argv += ["--tmpfs", str(h)]
         for s in list(self.show) + list(show):
             argv += ["--ro-bind", str(s), str(s)]
+        for w in self.write:
+            argv += ["--bind", str(w), str(w)]
         return argv + ["--"]
 
     def wrap(self, cmd):
@@ -153,5 +159,12 @@ class Sandbox:
     def showing(self, *paths):
         """The same sandbox with more read-only folders visible."""
         other = Sandbox.__new__(Sandbox)
-        other.bwrap, other.hide, other.show, other.why = self.bwrap, self.hide, self.show + list(paths), self.why
+        other.bwrap, other.hide, other.show, other.write, other.why = (self.bwrap, self.hide, self.show + list(paths),
+                                                                       self.write, self.why)
+        return other
+
+    def writing(self, *paths):
+        """The same sandbox with these folders writable (the dump of a graded run's outputs)."""
+        other = self.showing()
+        other.write = self.write + list(paths)
         return other

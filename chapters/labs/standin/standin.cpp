@@ -1,21 +1,29 @@
 // The labs' stand-in: a CPU program with a chapter's command line, output and exit
 // codes, and one lab task (standin-sum). The repository's tests export, check and
 // grade it where there is no GPU, so the lab tools are proven on every commit.
+// It exchanges its outputs as the GPU chapters do (common/bench/outputs.h): the grader runs
+// it with --dump-outputs, then the reference's stand-in with --check-outputs, which
+// computes nothing of the task and judges the dumped sums.
 //
 // Steps:         sum
 // Run:           build/chapters/labs/standin [--verify-only] [--n 1000] [--seed 7]
+//                [--dump-outputs DIR | --check-outputs DIR]
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "common/bench/outputs.h"
 #include "common/cli.h"
 #include "common/data.h"
 #include "common/report.h"
 
 namespace {
+
+constexpr int64_t kPoison = INT64_MIN;  // the sum before the dump's bytes replace it
 
 // The task: what a chapter's kernel is to the GPU labs.
 int64_t sum_range(const int32_t* x, int64_t n) {
@@ -57,7 +65,12 @@ int main(int argc, char** argv) {
   int64_t n = int64_t{1} << 20;
   cli.add_int("--n", &n, 1, int64_t{1} << 28, "integers to sum");
   cli.set_steps({"sum"});
+  cli.offer_outputs_exchange();
   const sw::CommonOptions opt = cli.parse_or_exit(argc, argv);
+  sw::bench::Exchange& exchange = sw::bench::exchange();
+  const std::string refused = exchange.start(opt);
+  if (!refused.empty()) cli.reject(refused);
+  const bool judge_only = exchange.mode() == sw::bench::Exchange::Mode::kCheck;
   sw::Report report(opt, 0.0, "standin", "sum");
   const std::vector<int64_t> sizes = opt.verify_only && !cli.was_given("--n")
                                          ? std::vector<int64_t>{1, 2, 31, 32, 33, 1000, 65537}
@@ -67,11 +80,14 @@ int main(int argc, char** argv) {
     const uint64_t before = digest(x);
     report.note("data digest " + std::to_string(before) + " n=" + std::to_string(size));
     const int64_t want = reference(x);
-    if (opt.verify_only) {
-      const int64_t got = sum_range(x.data(), size);
-      const bool ok = got == want && digest(x) == before;
+    if (opt.verify_only) {  // with --check-outputs the sum is the dump's, not computed
+      int64_t got = judge_only ? kPoison : sum_range(x.data(), size);
+      const std::string why = exchange.run({{&got, sizeof got}});
+      const bool ok = why.empty() && got == want && digest(x) == before;
       report.check(ok, "sum n=" + std::to_string(size),
-                   ok ? "" : "got " + std::to_string(got) + ", want " + std::to_string(want));
+                   !why.empty() ? why
+                   : ok         ? ""
+                                : "got " + std::to_string(got) + ", want " + std::to_string(want));
       continue;
     }
     std::vector<double> ms;
