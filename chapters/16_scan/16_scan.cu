@@ -27,7 +27,7 @@
 //   each at its own tile (lookback-vec's default; lookback-lean's is 6 rows x 128):
 //   lookback-noticket   the tile is blockIdx.x: no atomic ticket before the loads.
 //   lookback-early      + the tile's aggregate published before its rows are scanned.
-//   lookback-backoff    + __nanosleep pauses, growing, between polls of the look-back.
+//   lookback-backoff    + __nanosleep pauses before the first poll and between polls.
 //   lookback-lean       + registers for 1280 threads an SM (__launch_bounds__), and the
 //                       tile of CUB's sm_90 tuning, 24 elements a thread.
 //   Steps 13 and 14 (scan_prefetch.cu) keep loads in flight while a tile waits: a
@@ -37,13 +37,17 @@
 //                       a second set of registers.
 //   lookback-async      + the next tile copied into shared memory by cp.async (a ring of
 //                       two stages) instead: about lookback-lean's registers, more blocks.
+//   Step 15 (scan_latency.cu) keeps the loads in flight in the L2 instead, at no cost
+//   in registers or shared memory:
+//   lookback-l2-prefetch  lookback-lean, and thread 0 of each tile first asks the L2 for
+//                       the input 4 MiB ahead (cp.async.bulk.prefetch.L2).
 //                cub::DeviceScan runs in the same program; the f32 rows carry a census
 //                of distinct outputs over repeated runs (the look-back's order varies).
 // Bottleneck:    DRAM bandwidth once the scan reads and writes each element once.
 // Steps:         hillis-steele, blelloch, blelloch-padded, warp-shuffle, reduce-then-scan,
 //                chained, decoupled-lookback, lookback-vec, lookback-noticket,
 //                lookback-early, lookback-backoff, lookback-lean, lookback-prefetch,
-//                lookback-async
+//                lookback-async, lookback-l2-prefetch
 // Run:           build/chapters/16_scan [--n 2^28] [--type u32] [--variant lookback-vec]
 //                [--tile-rows 4 --block 256] [--verify-only [--large]] [--json]
 #include <cstdint>
@@ -54,7 +58,7 @@
 #include "common/check.h"
 #include "common/parallel.h"
 #include "common/problems/scan.h"
-#include "scan_latency.h"       // steps 9 to 14: the launchers (scan_latency.cu, scan_prefetch.cu)
+#include "scan_latency.h"       // steps 9 to 15: the launchers (scan_latency.cu, scan_prefetch.cu)
 #include "scan_lookback.cuh"    // the shared scan: warp scans, tiles, the look-back (step 8)
 #include "scan_multi_pass.cuh"  // steps 1 to 5: block scans and tile sums, then offsets
 
@@ -234,6 +238,11 @@ const std::vector<sc::Step> kSteps = {
      sc::kTile | sc::kVecTile},
     {"lookback-async",
      {ch16::launch_lookback_async<uint32_t>, ch16::launch_lookback_async<float>},
+     {depth_lookback_vec, ch16::kLeanRows, ch16::kLeanBlock},
+     "step",
+     sc::kTile | sc::kVecTile},
+    {"lookback-l2-prefetch",
+     {ch16::launch_lookback_l2_prefetch<uint32_t>, ch16::launch_lookback_l2_prefetch<float>},
      {depth_lookback_vec, ch16::kLeanRows, ch16::kLeanBlock},
      "step",
      sc::kTile | sc::kVecTile | sc::kGoal},

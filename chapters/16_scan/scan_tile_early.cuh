@@ -1,7 +1,7 @@
-// Chapter 16's tile of steps 10 to 14 (scan_latency.cu, scan_prefetch.cu): the aggregate
+// Chapter 16's tile of steps 10 to 15 (scan_latency.cu, scan_prefetch.cu): the aggregate
 // published before the rows are scanned (lookback-early), and the look-back that pauses
-// between polls (lookback-backoff). finish_tile_early takes a tile whose rows are already
-// in registers: steps 13 and 14 load them a tile ahead.
+// before and between polls (lookback-backoff). finish_tile_early takes a tile whose rows
+// are already in registers: steps 13 and 14 load them a tile ahead.
 #pragma once
 
 #include <cstdint>
@@ -71,32 +71,37 @@ __device__ __forceinline__ void scan_tile_early(const T* __restrict__ in, T* __r
   finish_tile_early<T, V, kRows>(x, out, n, first, whole, inclusive, tile_prefix);
 }
 
-// --- step 11: pauses between polls ------------------------------------------------------------
+// --- step 11: pauses before and between polls -----------------------------------------------
 
-// The pause after a poll that found a tile of the window unpublished: kFirstPauseNs,
-// doubling up to kMaxPauseNs (__nanosleep sleeps up to twice what it is asked). A scan
-// of fewer than kPauseMinTiles tiles, about one wave of resident tiles on 132 SMs (2^20
-// elements make 256 to 342 tiles), is all latency: it polls without pauses.
-constexpr unsigned kFirstPauseNs = 128;
-constexpr unsigned kMaxPauseNs = 1024;
+// The pauses of the look-back: kFirstPollNs after the tile publishes its aggregate,
+// before the first poll (its predecessors, which started just before it, are finishing
+// their own loads: a poll now would mostly find them unpublished), then kPollPauseNs
+// between two polls that found a tile of the window unpublished. The values are CUB's
+// sm_90 tuning for 4-byte sums (cub/device/dispatch/tuning/tuning_scan.cuh: the L2 write
+// latency and the delay of its fixed_delay_constructor_t); __nanosleep sleeps up to twice
+// what it is asked. A scan of fewer than kPauseMinTiles tiles, about one wave of resident
+// tiles on 132 SMs (2^20 elements make 256 to 342 tiles), is all latency: it polls
+// without pauses.
+constexpr unsigned kFirstPollNs = 1245;
+constexpr unsigned kPollPauseNs = 648;
 constexpr unsigned kPauseMinTiles = 1024;
 
-// warp_lookback (scan_lookback.cuh), pausing between two polls of a window. tiles()
-// returns the scan's count of tiles, read where the pauses are decided: gridDim.x for a
-// grid of one block per tile (steps 11 and 12), the count a persistent grid computed
-// (steps 13 and 14).
+// warp_lookback (scan_lookback.cuh), pausing before its first poll and between two polls
+// of a window. tiles() returns the scan's count of tiles, read where the pauses are
+// decided: gridDim.x for a grid of one block per tile (steps 11, 12 and 15), the count a
+// persistent grid computed (steps 13 and 14).
 template <class T, class Tiles>
 __device__ __forceinline__ T warp_lookback_backoff(Count* status, int64_t tile, Tiles tiles) {
   const int lane = threadIdx.x % sw::kWarp;
   const bool pauses = tiles() >= kPauseMinTiles;
+  if (pauses) __nanosleep(kFirstPollNs);
   T aggregates = T{};
   for (int64_t window_end = tile;; window_end -= sw::kWarp) {
     const int64_t p = window_end - sw::kWarp + lane;
-    TileStatus s;
-    for (unsigned pause_ns = kFirstPauseNs;; pause_ns = min(2 * pause_ns, kMaxPauseNs)) {
-      s = p >= 0 ? read_status(status + p) : TileStatus{kInclusive, 0};  // tile -1: identity
-      if (!__any_sync(sw::kFullMask, s.flag == kInvalid)) break;
-      if (pauses) __nanosleep(pause_ns);
+    TileStatus s = p >= 0 ? read_status(status + p) : TileStatus{kInclusive, 0};  // -1: identity
+    while (__any_sync(sw::kFullMask, s.flag == kInvalid)) {
+      if (pauses) __nanosleep(kPollPauseNs);
+      s = p >= 0 ? read_status(status + p) : TileStatus{kInclusive, 0};
     }
     const unsigned inclusive = __ballot_sync(sw::kFullMask, s.flag == kInclusive);
     const int nearest = inclusive ? sw::kWarp - 1 - __clz(inclusive) : -1;

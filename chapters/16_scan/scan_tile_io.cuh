@@ -82,6 +82,41 @@ __device__ __forceinline__ void store_rows(T* __restrict__ out, int64_t n, int64
   }
 }
 
+// --- the L2 prefetch of a tile ahead (chapter 16's step 15, chapter 17's step 5) ----------
+
+// How far ahead of the tiles being scanned the input is prefetched into the L2: 4 MiB,
+// several hundred tiles, more than the tiles resident on the GPU load at once and a
+// tenth of the L2 (the chapter's sweep of 1 to 6 MiB on an H100 peaked at 3 to 4).
+constexpr int64_t kL2AheadBytes = int64_t{4} << 20;
+
+// The tiles of `items` elements of T that kL2AheadBytes cover (at least 1).
+__host__ __device__ constexpr int64_t l2_ahead_tiles(int64_t items, int64_t elem_bytes) {
+  return kL2AheadBytes / (items * elem_bytes) > 0 ? kL2AheadBytes / (items * elem_bytes) : 1;
+}
+
+// Asks the L2 to fetch `tile`'s elements of in (tiles of `items`), if it lies before n,
+// without waiting for them: thread 0 issues one bulk prefetch (sm_90's
+// cp.async.bulk.prefetch.L2, whole 16-byte pieces); older GPUs get one prefetch.global.L2
+// of each 128-byte line, one a thread. No register, shared memory or barrier is involved,
+// and nothing is returned: the tile's own loads, later, find the lines in the L2.
+template <class T>
+__device__ __forceinline__ void prefetch_tile_l2(const T* in, int64_t n, int64_t tile,
+                                                 int64_t items) {
+  const int64_t first = tile * items;
+  if (first >= n) return;
+  const int64_t bytes = (n - first < items ? n - first : items) * static_cast<int64_t>(sizeof(T));
+  const char* p = reinterpret_cast<const char*>(in + first);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned whole = static_cast<unsigned>(bytes) & ~15u;  // a multiple of 16 bytes
+  if (threadIdx.x == 0 && whole > 0)
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(whole) : "memory");
+#else
+  constexpr int kLine = 128;
+  for (int64_t b = int64_t{threadIdx.x} * kLine; b < bytes; b += int64_t{blockDim.x} * kLine)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p + b));
+#endif
+}
+
 // This lane's first element in `tile` (row 0), and whether the tile lies inside [0, n).
 template <int V, int kRows>
 __device__ __forceinline__ int64_t lane_first(int64_t tile) {

@@ -37,18 +37,15 @@ import time
 CANDIDATES = {
     "16": [
         ("lookback-lean", [], "step 12, the baseline: CUB's tile 6 x 128", ["2^28", "2^20"]),
-        ("lookback-prefetch", [], "+ persistent, the next tile's loads in registers (6 x 128)",
+        ("lookback-l2-prefetch", [], "+ the input 4 MiB ahead prefetched into the L2 (6 x 128)",
          ["2^28", "2^20"]),
-        ("lookback-async", [], "+ the next tile in shared memory by cp.async (6 x 128)",
-         ["2^28", "2^20"]),
-        ("lookback-prefetch", ["--tile-rows", "4", "--block", "128"], "the same at 4 x 128",
+        ("lookback-l2-prefetch", ["--tile-rows", "8", "--block", "128"], "the same at 8 x 128",
          ["2^28"]),
-        ("lookback-async", ["--tile-rows", "4", "--block", "128"], "the same at 4 x 128",
+        ("lookback-l2-prefetch", ["--tile-rows", "4", "--block", "256"], "the same at 4 x 256",
          ["2^28"]),
-        ("lookback-async", ["--tile-rows", "8", "--block", "128"], "the same at 8 x 128",
+        ("lookback-prefetch", [], "step 13: persistent, the next tile's loads in registers",
          ["2^28"]),
-        ("lookback-async", ["--tile-rows", "4", "--block", "256"], "the same at 4 x 256",
-         ["2^28"]),
+        ("lookback-async", [], "step 14: the next tile in shared memory by cp.async", ["2^28"]),
         ("lookback-vec", ["--tile-rows", "8"], "step 8 at the H100 sweep's best tile, 8 x 256",
          ["2^28", "2^20"]),
     ],
@@ -56,7 +53,7 @@ CANDIDATES = {
         ("lookback-vec", [], "step 8 at its default tile, 4 rows x 256", ["2^28"]),
         ("lookback-noticket", [], "+ blockIdx.x, no ticket (4 x 256)", ["2^28"]),
         ("lookback-early", [], "+ the aggregate published first (4 x 256)", ["2^28"]),
-        ("lookback-backoff", [], "+ __nanosleep between polls (4 x 256)", ["2^28"]),
+        ("lookback-backoff", [], "+ __nanosleep before and between polls (4 x 256)", ["2^28"]),
         ("lookback-backoff", ["--tile-rows", "8"], "the same at 8 x 256", ["2^28"]),
         ("lookback-lean", ["--tile-rows", "4", "--block", "256"],
          "+ launch bounds at 4 x 256 (5 blocks an SM, lookback-backoff's 40 registers hold 6)",
@@ -72,13 +69,19 @@ CANDIDATES = {
          "+ 64 registers, not 125: twice the blocks an SM", ["2^28"]),
         ("one-pass-lean", ["--tile-rows", "4", "--block", "256"], "the same at 4 x 256", ["2^28"]),
         ("one-pass-lean", ["--tile-rows", "8", "--block", "128"], "the same at 8 x 128", ["2^28"]),
+        ("one-pass-l2-prefetch", ["--tile-rows", "8", "--block", "256"],
+         "+ the input 4 MiB ahead prefetched into the L2", ["2^28"]),
+        ("one-pass-l2-prefetch", ["--tile-rows", "8", "--block", "128"], "the same at 8 x 128",
+         ["2^28"]),
+        ("one-pass-l2-prefetch", ["--tile-rows", "4", "--block", "256"], "the same at 4 x 256",
+         ["2^28"]),
         ("three-pass", ["--tile-rows", "8", "--block", "256"],
          "step 1 (the goal: one pass at least as fast at every ratio)", ["2^28"]),
     ],
 }
 PROGRAMS = {"16": "16_scan", "17": "17_stream_compaction"}
 OWN_TILES = {"lookback-lean": ("6", "128"), "lookback-prefetch": ("6", "128"),
-             "lookback-async": ("6", "128")}  # the rest: 4 rows x 256 threads
+             "lookback-async": ("6", "128"), "lookback-l2-prefetch": ("6", "128")}  # the rest: 4 rows x 256 threads
 SKIP = 77
 TIMEOUT_S = 120  # one process; a 2^28 one takes about 10 s
 
