@@ -119,15 +119,15 @@ __global__ void __launch_bounds__(kWarpgroup)
 }
 void launch_tma_wgmma(const Args& a) {
   constexpr int kTileN = 128, kBytes = double_buffered_bytes<1, kTileN>();
-  static const bool raised = cudaFuncSetAttribute(gemm_tma_wgmma,
-                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  kBytes) == cudaSuccess;
+  static const bool raised =
+      cudaFuncSetAttribute(gemm_tma_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes) ==
+      cudaSuccess;
   if (!raised) CUDA_CHECK(cudaErrorInvalidValue);
   const dim3 grid(static_cast<unsigned>(sw::ceil_div(a.n, kTileN)),
                   static_cast<unsigned>(sw::ceil_div(a.m, kTileM)));
   gemm_tma_wgmma<<<grid, kWarpgroup, kBytes>>>(tile_map(a.a, a.m, a.k, a.ld, kTileM),
-                                               tile_map(a.b, a.n, a.k, a.ld, kTileN), a.c, a.m,
-                                               a.n, a.k);
+                                               tile_map(a.b, a.n, a.k, a.ld, kTileN), a.c, a.m, a.n,
+                                               a.k);
   CHECK_LAUNCH();
 }
 
@@ -139,9 +139,9 @@ __global__ void __launch_bounds__(2 * kWarpgroup)
 }
 void launch_bigger_tile(const Args& a) {
   constexpr int kTileN = 256, kBytes = double_buffered_bytes<2, kTileN>();
-  static const bool raised = cudaFuncSetAttribute(gemm_bigger_tile,
-                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  kBytes) == cudaSuccess;
+  static const bool raised =
+      cudaFuncSetAttribute(gemm_bigger_tile, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes) ==
+      cudaSuccess;
   if (!raised) CUDA_CHECK(cudaErrorInvalidValue);
   const dim3 grid(static_cast<unsigned>(sw::ceil_div(a.n, kTileN)),
                   static_cast<unsigned>(sw::ceil_div(a.m, kTileM)));
@@ -176,7 +176,8 @@ std::string sm90a_missing(const sw::Gpu& gpu) {
   sm90a_probe<<<1, 1>>>(flag.get());
   const cudaError_t e = cudaDeviceSynchronize();
   int seen = 0;
-  if (e == cudaSuccess) CUDA_CHECK(cudaMemcpy(&seen, flag.get(), sizeof seen, cudaMemcpyDeviceToHost));
+  if (e == cudaSuccess)
+    CUDA_CHECK(cudaMemcpy(&seen, flag.get(), sizeof seen, cudaMemcpyDeviceToHost));
   cudaGetLastError();
   if (seen == 1) return "";
   return "this build has no sm_90a code for the GPU (configure with -Dgpu_arch=90 or portable)";

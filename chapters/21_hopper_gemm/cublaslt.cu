@@ -53,8 +53,8 @@ LtPlan* make_plan(const Args& a) {
   cublasLtMatmulPreference_t pref = nullptr;
   CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   const size_t bytes = p->workspace.bytes();
-  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &bytes, sizeof bytes));
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &bytes, sizeof bytes));
   cublasLtMatmulHeuristicResult_t found[kCandidates] = {};
   CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(p->lt, p->op, p->a, p->b, p->c, p->c, pref,
                                               kCandidates, found, &p->offered));

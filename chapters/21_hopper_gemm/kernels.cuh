@@ -20,11 +20,11 @@ namespace hp = sw::hopper;
 constexpr int kTileM = 128;  // rows of C a block computes
 constexpr int kTileK = 64;   // k per stage: 64 bf16, one 128-byte swizzle row
 constexpr int kWarpgroup = 128;
-constexpr int kWgmmaM = 64;                             // rows of one wgmma
-constexpr uint32_t kRowBytes = kTileK * 2;              // a tile row in shared memory
-constexpr uint32_t kABytes = kTileM * kRowBytes;        // an A tile: 16 KiB
-constexpr int kAlignSlack = hp::kSwizzleAtomBytes;      // to start the tiles on 1024 bytes
-constexpr int kBarrierBytes = 256;                      // room for the stages' mbarriers
+constexpr int kWgmmaM = 64;                         // rows of one wgmma
+constexpr uint32_t kRowBytes = kTileK * 2;          // a tile row in shared memory
+constexpr uint32_t kABytes = kTileM * kRowBytes;    // an A tile: 16 KiB
+constexpr int kAlignSlack = hp::kSwizzleAtomBytes;  // to start the tiles on 1024 bytes
+constexpr int kBarrierBytes = 256;                  // room for the stages' mbarriers
 static_assert(kRowBytes == hp::kSwizzleBytes, "a tile row is one swizzle row");
 
 // The first 1024-byte boundary in the dynamic shared memory (the swizzle's atoms start there).
@@ -62,8 +62,7 @@ __device__ __forceinline__ void store_accumulators(float* C, int m, int n, int r
 
 // The tensor map of A (box 128 x 64) or B (box rows x 64) of a product, encoded once per
 // matrix, shape and box and kept (a launcher is timed: the driver call is left out of it).
-inline const CUtensorMap& tile_map(const uint16_t* base, int rows, int cols, int ld,
-                                   int box_rows) {
+inline const CUtensorMap& tile_map(const uint16_t* base, int rows, int cols, int ld, int box_rows) {
   struct Kept {
     const uint16_t* base;
     int rows, cols, ld, box_rows;
@@ -76,8 +75,10 @@ inline const CUtensorMap& tile_map(const uint16_t* base, int rows, int cols, int
     if (e.base == base && e.rows == rows && e.cols == cols && e.ld == ld && e.box_rows == box_rows)
       return e.map;
   Kept& e = kept[next++ % kKept];
-  e = {base, rows, cols, ld, box_rows,
-       hp::encode_tile_map(base, rows, cols, ld, static_cast<uint32_t>(box_rows), kTileK)};
+  e = {
+      base,     rows,
+      cols,     ld,
+      box_rows, hp::encode_tile_map(base, rows, cols, ld, static_cast<uint32_t>(box_rows), kTileK)};
   return e.map;
 }
 

@@ -128,8 +128,9 @@ struct ProductData {
     CUDA_CHECK(cudaMemcpy(in.out.data(), in.c.get(), in.c.bytes(), cudaMemcpyDeviceToHost));
     const gm::Comparison r = gm::compare(in.out.data(), s, gm::kGuardFloats, in.entries);
     sw::bench::Verdict v{r.ok(), r.detail, r.rel_error, 0};
-    if (v.ok) v.detail = sw::hopper::freivalds(in.out.data(), in.host_a.data(), in.host_bt.data(),
-                                               s.m, s.n, s.k, in.seed);
+    if (v.ok)
+      v.detail = sw::hopper::freivalds(in.out.data(), in.host_a.data(), in.host_bt.data(), s.m, s.n,
+                                       s.k, in.seed);
     if (v.ok && !v.detail.empty()) v.ok = false;
     if (v.ok && in.input_digest() != in.digest)
       v = {false, "input changed: the step wrote into A or B", r.rel_error, 0};
@@ -229,7 +230,12 @@ struct Problem {
     LtPlan* plan = make_plan(in.args(s.gpu.info.sm_count, nullptr));
     const double bytes = 2.0 * static_cast<double>((m + n) * k) + 4.0 * static_cast<double>(m * n);
     for (const Step& st : rows(s.steps)) {
-      const sw::bench::Row row{st.name, shape.madds(), bytes, 1, false, st.role,
+      const sw::bench::Row row{st.name,
+                               shape.madds(),
+                               bytes,
+                               1,
+                               false,
+                               st.role,
                                2.0 * static_cast<double>(shape.madds())};
       sw::Result r = sw::bench::measure(s.opt, row, ProductData{in}, st.launch,
                                         in.args(s.gpu.info.sm_count, plan));

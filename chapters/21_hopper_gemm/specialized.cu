@@ -29,6 +29,8 @@ constexpr uint32_t kBBytes = kTileN * kRowBytes, kStage = kABytes + kBBytes;  //
 constexpr int kSharedBytes = kStages * kStage + kAlignSlack + kBarrierBytes;
 constexpr int kGroup = 8;  // tile rows per band of the persistent order (hp::tile_of)
 static_assert(2 * kStages * 8 <= kBarrierBytes, "the mbarriers fit");
+static_assert(kWarpgroup * (kProducerRegs + 2 * kConsumerRegs) <= 65536, "the SM's registers");
+static_assert(kHalfN == 128, "each consumer: one m64n256k16 accumulator");
 
 // One block's work (see the top of this file). kPersistent: the block takes units
 // blockIdx.x / kCluster, + gridDim.x / kCluster, ... in the order of hp::tile_of with bands of
@@ -144,8 +146,8 @@ using Kernel = void (*)(CUtensorMap, CUtensorMap, float*, int, int, int);
 // The launch of a specialized kernel: blocks (a multiple of `cluster`), clusters of `cluster`
 // blocks, kSharedBytes of dynamic shared memory each.
 void launch(Kernel kernel, const Args& a, int64_t blocks, int cluster, int box_b) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  kSharedBytes));
+  CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeClusterDimension;
   attr.val.clusterDim = {static_cast<unsigned>(cluster), 1, 1};

@@ -29,9 +29,7 @@ namespace sw::hopper {
 // same layout when its descriptor says "128-byte swizzle".
 constexpr int kSwizzleBytes = 128;       // one row of the swizzle pattern
 constexpr int kSwizzleAtomBytes = 1024;  // 8 rows: the pattern repeats after it
-SW_HOPPER_HD uint32_t swizzle128(uint32_t offset) {
-  return offset ^ (((offset >> 7) & 7u) << 4);
-}
+SW_HOPPER_HD uint32_t swizzle128(uint32_t offset) { return offset ^ (((offset >> 7) & 7u) << 4); }
 // The byte offset of element (row, col) of a tile of 2-byte values, 64 to a row, swizzled.
 SW_HOPPER_HD uint32_t swizzled_offset(uint32_t row, uint32_t col) {
   return swizzle128(row * kSwizzleBytes + col * 2);
@@ -80,10 +78,10 @@ struct TileMapParams {
   uint32_t element_strides[2];
   int swizzle_bytes;  // 128: CU_TENSOR_MAP_SWIZZLE_128B
 };
-constexpr int kElementBytes = 2;        // bf16
-constexpr uint32_t kMaxBoxSide = 256;   // cuTensorMapEncodeTiled: boxDim[i] <= 256
+constexpr int kElementBytes = 2;          // bf16
+constexpr uint32_t kMaxBoxSide = 256;     // cuTensorMapEncodeTiled: boxDim[i] <= 256
 constexpr uint64_t kMaxDim = 1ull << 32;  // globalDim[i] <= 2^32
-constexpr uint64_t kStrideAlign = 16;   // globalStrides[i] % 16 == 0, < 2^40
+constexpr uint64_t kStrideAlign = 16;     // globalStrides[i] % 16 == 0, < 2^40
 inline TileMapParams tile_map_params(uint64_t rows, uint64_t cols, uint64_t row_stride,
                                      uint32_t box_rows, uint32_t box_cols) {
   return {{cols, rows}, {row_stride * kElementBytes}, {box_cols, box_rows}, {1, 1}, kSwizzleBytes};

@@ -26,8 +26,8 @@ constexpr int kFreivaldsVectors = 2;
 
 // "" when every row of c (m x n, fp32) agrees with a (m x k) times bt^T (bt: n x k), both the
 // inputs' exact values; else the first row that does not, in one line.
-inline std::string freivalds(const float* c, const float* a, const float* bt, int64_t m,
-                             int64_t n, int64_t k, uint64_t seed) {
+inline std::string freivalds(const float* c, const float* a, const float* bt, int64_t m, int64_t n,
+                             int64_t k, uint64_t seed) {
   std::vector<double> v(k, 0.0), w(k), r(n);
   for (int64_t j = 0; j < n; ++j)
     for (int64_t p = 0; p < k; ++p) v[p] += std::fabs(static_cast<double>(bt[j * k + p]));
@@ -49,7 +49,8 @@ inline std::string freivalds(const float* c, const float* a, const float* bt, in
       const double bound = gamma * row_scale + slack * (row_scale + y_abs);
       if (std::fabs(y - z) <= bound) continue;  // false for NaN
       char buf[200];
-      std::snprintf(buf, sizeof buf, "Freivalds: row %lld: C r = %.9g, A (B^T r) = %.9g, |diff| > %.3g",
+      std::snprintf(buf, sizeof buf,
+                    "Freivalds: row %lld: C r = %.9g, A (B^T r) = %.9g, |diff| > %.3g",
                     static_cast<long long>(i), y, z, bound);
       return buf;
     }

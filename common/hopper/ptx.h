@@ -46,10 +46,9 @@ __device__ __forceinline__ void fence_barrier_init() {
 // mbarrier.arrive.expect_tx: one arrival, and `bytes` more transaction bytes this phase
 // waits for (the tensor copies signal them with complete_tx).
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
-  SW_PTX(asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
-                          smem_u32(bar)),
-                      "r"(bytes)
-                      : "memory"));
+  SW_PTX(asm volatile(
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
+      : "memory"));
 }
 // mbarrier.arrive: one arrival on this block's barrier.
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
@@ -60,23 +59,22 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
 // its shared::cluster address; .release.cluster orders this thread's reads before it).
 __device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
   SW_PTX(asm volatile(
-             "{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
-             " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(
-                 smem_u32(bar)),
-             "r"(cta)
-             : "memory"));
+      "{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
+      " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
+      "r"(cta)
+      : "memory"));
 }
 // mbarrier.try_wait.parity: true once the phase of parity `parity` has completed (the
 // barrier's current phase has the other parity). A fresh barrier (phase 0) counts the phase
 // of parity 1 as completed: a first wait on parity 1 returns at once.
 __device__ __forceinline__ bool mbar_try_wait(uint64_t* bar, uint32_t parity) {
   uint32_t done = 0;
-  SW_PTX(asm volatile(
-             "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-             " selp.u32 %0, 1, 0, p;\n}\n"
-             : "=r"(done)
-             : "r"(smem_u32(bar)), "r"(parity)
-             : "memory"));
+  SW_PTX(
+      asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                   " selp.u32 %0, 1, 0, p;\n}\n"
+                   : "=r"(done)
+                   : "r"(smem_u32(bar)), "r"(parity)
+                   : "memory"));
   return done != 0;
 }
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
@@ -110,32 +108,31 @@ __device__ __forceinline__ uint32_t cluster_rank() {
 // (col, row) into shared memory at dst, the bytes counted on `bar` (complete_tx).
 __device__ __forceinline__ void tma_load_2d(void* dst, const void* map, uint64_t* bar, int col,
                                             int row) {
-  SW_PTX(asm volatile(
-             "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-             " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_u32(dst)),
-             "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_u32(bar)), "r"(col), "r"(row)
-             : "memory"));
+  SW_PTX(
+      asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                   " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_u32(dst)),
+                   "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_u32(bar)), "r"(col), "r"(row)
+                   : "memory"));
 }
 // The same box into the same shared-memory offset of every block of the cluster in
 // `cta_mask`, each block's barrier at bar's offset counting the bytes it received.
 __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const void* map, uint64_t* bar,
                                                       int col, int row, uint16_t cta_mask) {
   SW_PTX(asm volatile(
-             "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-             ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(smem_u32(dst)),
-             "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_u32(bar)), "r"(col), "r"(row),
-             "h"(cta_mask)
-             : "memory"));
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_u32(bar)), "r"(col), "r"(row), "h"(cta_mask)
+      : "memory"));
 }
 // A box from shared memory to the tensor at (col, row) (elements outside it are not
 // written), in the thread's bulk group; commit closes the group; wait_read<0> waits until
 // every committed group has read its shared memory (it may be written again).
 __device__ __forceinline__ void tma_store_2d(const void* map, const void* src, int col, int row) {
   SW_PTX(asm volatile(
-             "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
-                 reinterpret_cast<uint64_t>(map)),
-             "r"(smem_u32(src)), "r"(col), "r"(row)
-             : "memory"));
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+          reinterpret_cast<uint64_t>(map)),
+      "r"(smem_u32(src)), "r"(col), "r"(row)
+      : "memory"));
 }
 __device__ __forceinline__ void tma_store_commit() {
   SW_PTX(asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"));
@@ -167,7 +164,7 @@ __device__ __forceinline__ void fence_registers(float (&d)[kCount]) {
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-#define SW_F8(d, i)                                                                         \
+#define SW_F8(d, i)                                                                           \
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
       "+f"(d[i + 6]), "+f"(d[i + 7])
 #define SW_R16_0 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
@@ -189,24 +186,23 @@ __device__ __forceinline__ void fence_registers(float (&d)[kCount]) {
 __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t a, uint64_t b,
                                                  int scale_d) {
   SW_PTX(asm volatile(
-             "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
-             " wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" SW_R16_0 SW_R16_1 SW_R16_2
-                 SW_R16_3 "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-             : SW_F8(d, 0), SW_F8(d, 8), SW_F8(d, 16), SW_F8(d, 24), SW_F8(d, 32), SW_F8(d, 40),
-               SW_F8(d, 48), SW_F8(d, 56)
-             : "l"(a), "l"(b), "r"(scale_d)));
+      "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" SW_R16_0 SW_R16_1 SW_R16_2 SW_R16_3
+      "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+      : SW_F8(d, 0), SW_F8(d, 8), SW_F8(d, 16), SW_F8(d, 24), SW_F8(d, 32), SW_F8(d, 40),
+        SW_F8(d, 48), SW_F8(d, 56)
+      : "l"(a), "l"(b), "r"(scale_d)));
 }
 __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t a, uint64_t b,
                                                  int scale_d) {
   SW_PTX(asm volatile(
-             "{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"
-             " wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {" SW_R16_0 SW_R16_1 SW_R16_2
-                 SW_R16_3 ", " SW_R16_4 SW_R16_5 SW_R16_6 SW_R16_7
-             "}, %128, %129, p, 1, 1, 0, 0;\n}\n"
-             : SW_F8(d, 0), SW_F8(d, 8), SW_F8(d, 16), SW_F8(d, 24), SW_F8(d, 32), SW_F8(d, 40),
-               SW_F8(d, 48), SW_F8(d, 56), SW_F8(d, 64), SW_F8(d, 72), SW_F8(d, 80), SW_F8(d, 88),
-               SW_F8(d, 96), SW_F8(d, 104), SW_F8(d, 112), SW_F8(d, 120)
-             : "l"(a), "l"(b), "r"(scale_d)));
+      "{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {" SW_R16_0 SW_R16_1 SW_R16_2 SW_R16_3
+      ", " SW_R16_4 SW_R16_5 SW_R16_6 SW_R16_7 "}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+      : SW_F8(d, 0), SW_F8(d, 8), SW_F8(d, 16), SW_F8(d, 24), SW_F8(d, 32), SW_F8(d, 40),
+        SW_F8(d, 48), SW_F8(d, 56), SW_F8(d, 64), SW_F8(d, 72), SW_F8(d, 80), SW_F8(d, 88),
+        SW_F8(d, 96), SW_F8(d, 104), SW_F8(d, 112), SW_F8(d, 120)
+      : "l"(a), "l"(b), "r"(scale_d)));
 }
 // d of m64nNk16 as n / 2 floats: the one wrapper for N = 128 or 256.
 template <int kHalfN>
@@ -233,4 +229,3 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 }
 
 }  // namespace sw::hopper
-

@@ -49,7 +49,7 @@ TEST_CASE("the wgmma descriptor: address >> 4, leading 16, stride 1024, 128-byte
   CHECK((d & 0x3FFF) == (tile >> 4));
   CHECK(((d >> 32) & 0x3FFF) == 64);
   CHECK((d >> 62) == 1);
-  CHECK(((d >> 14) & 3) == 0);      // reserved bits stay 0
+  CHECK(((d >> 14) & 3) == 0);  // reserved bits stay 0
   CHECK(((d >> 46) & 7) == 0);
   CHECK(((d >> 52) & 0x3FF) == 0);
   // k-steps 0..3 of a 64-wide tile: 32 bytes apart, all inside the first 128-byte row
