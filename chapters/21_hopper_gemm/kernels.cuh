@@ -1,0 +1,90 @@
+// Chapter 21's shared pieces: the tile sizes, where a block's shared memory starts, the
+// epilogue every step uses (accumulators to C, guarded), the tensor maps of A and B, and the
+// launchers of steps 3 to 5 (specialized.cu).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "common/cuda_utils.cuh"
+#include "common/hopper/arith.h"
+#include "common/hopper/ptx.h"
+#include "common/hopper/tensor_map.h"
+#include "problem.cuh"
+
+namespace ch21 {
+
+namespace hp = sw::hopper;
+
+constexpr int kTileM = 128;  // rows of C a block computes
+constexpr int kTileK = 64;   // k per stage: 64 bf16, one 128-byte swizzle row
+constexpr int kWarpgroup = 128;
+constexpr int kWgmmaM = 64;                         // rows of one wgmma
+constexpr uint32_t kRowBytes = kTileK * 2;          // a tile row in shared memory
+constexpr uint32_t kABytes = kTileM * kRowBytes;    // an A tile: 16 KiB
+constexpr int kAlignSlack = hp::kSwizzleAtomBytes;  // to start the tiles on 1024 bytes
+constexpr int kBarrierBytes = 256;                  // room for the stages' mbarriers
+static_assert(kRowBytes == hp::kSwizzleBytes, "a tile row is one swizzle row");
+
+// The first 1024-byte boundary in the dynamic shared memory (the swizzle's atoms start there).
+__device__ __forceinline__ uint8_t* align_1024(uint8_t* p) {
+  const uint32_t s = hp::smem_u32(p);
+  return p + (hp::kSwizzleAtomBytes - s % hp::kSwizzleAtomBytes) % hp::kSwizzleAtomBytes;
+}
+
+// The descriptors of k-step kk of a swizzled K-major tile at shared address `tile`.
+__device__ __forceinline__ uint64_t desc_at(uint32_t tile, int kk) {
+  return hp::matrix_descriptor(hp::k_step_address(tile, kk));
+}
+
+// A warpgroup's 64 x N accumulators into C at (row0, col0): each thread's pairs of adjacent
+// columns as one 8-byte store when n is even (the pair then never straddles the last column,
+// and starts 8-byte aligned), else entry by entry; rows and columns outside C dropped.
+template <int kHalfN>
+__device__ __forceinline__ void store_accumulators(float* C, int m, int n, int row0, int col0,
+                                                   const float (&d)[kHalfN]) {
+  const int t = threadIdx.x % kWarpgroup;
+  const bool pairs = n % 2 == 0;
+#pragma unroll
+  for (int i = 0; i < kHalfN; i += 2) {
+    const int row = row0 + hp::accumulator_row(t, i), col = col0 + hp::accumulator_col(t, i);
+    if (row >= m || col >= n) continue;
+    float* c = C + static_cast<int64_t>(row) * n + col;
+    if (pairs) {
+      *reinterpret_cast<float2*>(c) = make_float2(d[i], d[i + 1]);
+    } else {
+      c[0] = d[i];
+      if (col + 1 < n) c[1] = d[i + 1];
+    }
+  }
+}
+
+// The tensor map of A (box 128 x 64) or B (box rows x 64) of a product, encoded once per
+// matrix, shape and box and kept (a launcher is timed: the driver call is left out of it).
+inline const CUtensorMap& tile_map(const uint16_t* base, int rows, int cols, int ld, int box_rows) {
+  struct Kept {
+    const uint16_t* base;
+    int rows, cols, ld, box_rows;
+    CUtensorMap map;
+  };
+  constexpr int kKept = 16;
+  static Kept kept[kKept];
+  static int next = 0;
+  for (const Kept& e : kept)
+    if (e.base == base && e.rows == rows && e.cols == cols && e.ld == ld && e.box_rows == box_rows)
+      return e.map;
+  Kept& e = kept[next++ % kKept];
+  e = {
+      base,     rows,
+      cols,     ld,
+      box_rows, hp::encode_tile_map(base, rows, cols, ld, static_cast<uint32_t>(box_rows), kTileK)};
+  return e.map;
+}
+
+// Steps 3 to 5 (specialized.cu).
+void launch_warp_specialized(const Args& a);
+void launch_persistent(const Args& a);
+void launch_clusters(const Args& a);
+
+}  // namespace ch21

@@ -1,0 +1,170 @@
+// Chapter 21's host arithmetic (common/hopper/arith.h, freivalds.h): the 128-byte swizzle,
+// the wgmma descriptor's bit fields, the accumulator layout, the tensor-map parameters and
+// their limits, box starts, the tile order, and Freivalds' check.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "common/hopper/arith.h"
+#include "common/hopper/freivalds.h"
+
+namespace hp = sw::hopper;
+
+TEST_CASE("the 128-byte swizzle permutes 16-byte chunks within each row, XOR row % 8") {
+  for (uint32_t atom = 0; atom < 3; ++atom) {
+    std::set<uint32_t> seen;
+    for (uint32_t off = 0; off < 1024; ++off) {
+      const uint32_t at = atom * 1024 + off, to = hp::swizzle128(at);
+      CHECK(to / 128 == at / 128);  // the same row
+      CHECK(to % 16 == at % 16);    // the same byte within its chunk
+      seen.insert(to);
+    }
+    CHECK(seen.size() == 1024);
+    CHECK(*seen.begin() == atom * 1024);
+  }
+  // element (row, col) of a 64-wide bf16 tile: chunk col / 8 moves to (col / 8) ^ (row % 8)
+  CHECK(hp::swizzled_offset(0, 0) == 0);
+  CHECK(hp::swizzled_offset(1, 0) == 128 + 16);
+  CHECK(hp::swizzled_offset(3, 9) == 3 * 128 + ((1 ^ 3) * 16) + 2);
+  CHECK(hp::swizzled_offset(8, 0) == 8 * 128);  // the pattern repeats every 8 rows
+  // the 8 rows of one chunk column land in 8 different chunks: no bank conflict
+  std::set<uint32_t> chunks;
+  for (uint32_t r = 0; r < 8; ++r) chunks.insert(hp::swizzled_offset(r, 0) % 128 / 16);
+  CHECK(chunks.size() == 8);
+}
+
+TEST_CASE("the wgmma descriptor: address >> 4, leading 16, stride 1024, 128-byte swizzle") {
+  const uint32_t tile = 0x1C400;  // 1024-byte aligned, below 2^18
+  const uint64_t d = hp::matrix_descriptor(tile);
+  const hp::DescriptorFields f = hp::descriptor_fields(d);
+  CHECK(f.start_address == tile);
+  CHECK(f.leading_bytes == 16);
+  CHECK(f.stride_bytes == 1024);
+  CHECK(f.base_offset == 0);
+  CHECK(f.swizzle_mode == 1);  // 1: 128-byte (sm_90's encoding)
+  CHECK((d & 0x3FFF) == (tile >> 4));
+  CHECK(((d >> 32) & 0x3FFF) == 64);
+  CHECK((d >> 62) == 1);
+  CHECK(((d >> 14) & 3) == 0);  // reserved bits stay 0
+  CHECK(((d >> 46) & 7) == 0);
+  CHECK(((d >> 52) & 0x3FF) == 0);
+  // k-steps 0..3 of a 64-wide tile: 32 bytes apart, all inside the first 128-byte row
+  for (int kk = 0; kk < 4; ++kk) {
+    const uint64_t dk = hp::matrix_descriptor(hp::k_step_address(tile, kk));
+    CHECK(hp::descriptor_fields(dk).start_address == tile + 32u * kk);
+    CHECK((dk >> 16) == (d >> 16));  // only the address moves
+  }
+}
+
+TEST_CASE("the accumulator layout of m64nNk16 covers the 64 x N tile once") {
+  for (const int n : {128, 256}) {
+    std::set<std::pair<int, int>> seen;
+    for (int t = 0; t < 128; ++t)
+      for (int i = 0; i < n / 2; ++i) {
+        const int r = hp::accumulator_row(t, i), c = hp::accumulator_col(t, i);
+        CHECK(r >= 0);
+        CHECK(r < 64);
+        CHECK(c >= 0);
+        CHECK(c < n);
+        seen.insert({r, c});
+        if (i % 2 == 1) {  // entries i - 1 and i: one row, adjacent columns (an 8-byte pair)
+          CHECK(hp::accumulator_row(t, i - 1) == r);
+          CHECK(hp::accumulator_col(t, i - 1) + 1 == c);
+          CHECK((c - 1) % 2 == 0);
+        }
+      }
+    CHECK(seen.size() == static_cast<size_t>(64 * n));
+  }
+  CHECK(hp::accumulator_row(37, 2) == 16 + 1 + 8);  // warp 1, lane 5
+  CHECK(hp::accumulator_col(37, 5) == 8 + 2 + 1);
+}
+
+TEST_CASE("tensor-map parameters: dims, stride, box, and the limits") {
+  const hp::TileMapParams p = hp::tile_map_params(4096, 4000, 4000, 128, 64);
+  CHECK(p.dims[0] == 4000);  // innermost: the columns (k)
+  CHECK(p.dims[1] == 4096);
+  CHECK(p.stride_bytes[0] == 8000);
+  CHECK(p.box[0] == 64);
+  CHECK(p.box[1] == 128);
+  CHECK(hp::box_bytes(p) == 16384);
+  CHECK(hp::tile_map_problem(p).empty());
+  CHECK(hp::tile_map_problem(hp::tile_map_params(100, 431, 432, 256, 64)).empty());
+  // k = 431 with ld = 431: 862-byte rows, not a multiple of 16
+  CHECK_FALSE(hp::tile_map_problem(hp::tile_map_params(100, 431, 431, 128, 64)).empty());
+  CHECK_FALSE(hp::tile_map_problem(hp::tile_map_params(100, 64, 64, 512, 64)).empty());  // box 512
+  CHECK_FALSE(hp::tile_map_problem(hp::tile_map_params(100, 128, 128, 128, 128)).empty());  // 256 B
+  CHECK_FALSE(hp::tile_map_problem(hp::tile_map_params(100, 128, 64, 128, 64)).empty());  // overlap
+  CHECK_FALSE(hp::tile_map_problem(hp::tile_map_params(0, 128, 128, 128, 64)).empty());
+  CHECK(hp::tile_map_problem(hp::tile_map_params(65536, 32768, 32768, 128, 64)).empty());
+}
+
+TEST_CASE("a box's start stays inside the matrix") {
+  CHECK(hp::box_start(0, 10) == 0);
+  CHECK(hp::box_start(9, 10) == 9);
+  CHECK(hp::box_start(128, 100) == 99);
+  CHECK(hp::box_start(256, 257) == 256);
+}
+
+TEST_CASE("the tile order takes every tile exactly once, in bands of `group` rows") {
+  for (const int tiles_m : {1, 3, 8, 17, 32})
+    for (const int tiles_n : {1, 5, 16})
+      for (const int group : {1, 2, 8}) {
+        std::set<std::pair<int, int>> seen;
+        const int64_t count = static_cast<int64_t>(tiles_m) * tiles_n;
+        for (int64_t i = 0; i < count; ++i) {
+          const hp::TileIndex t = hp::tile_of(i, tiles_m, tiles_n, group);
+          REQUIRE(t.m >= 0);
+          REQUIRE(t.m < tiles_m);
+          REQUIRE(t.n >= 0);
+          REQUIRE(t.n < tiles_n);
+          CHECK(t.m / group == i / (static_cast<int64_t>(group) * tiles_n));  // its band
+          seen.insert({t.m, t.n});
+        }
+        CHECK(seen.size() == static_cast<size_t>(count));
+      }
+  // group 1: row after row
+  CHECK(hp::tile_of(7, 4, 5, 1).m == 1);
+  CHECK(hp::tile_of(7, 4, 5, 1).n == 2);
+  // group 8 of 32 x 16: the first 8 indices go down column 0
+  for (int i = 0; i < 8; ++i) {
+    CHECK(hp::tile_of(i, 32, 16, 8).m == i);
+    CHECK(hp::tile_of(i, 32, 16, 8).n == 0);
+  }
+}
+
+namespace {
+// A small product and its exact result (in double, rounded to float like a correct GPU).
+struct Small {
+  int64_t m = 7, n = 9, k = 13;
+  std::vector<float> a, bt, c;
+  Small() : a(m * k), bt(n * k), c(m * n) {
+    for (int64_t i = 0; i < m * k; ++i) a[i] = static_cast<float>((i * 37 % 17) - 8) / 8;
+    for (int64_t i = 0; i < n * k; ++i) bt[i] = static_cast<float>((i * 11 % 13) - 6) / 4;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t p = 0; p < k; ++p) s += static_cast<double>(a[i * k + p]) * bt[j * k + p];
+        c[i * n + j] = static_cast<float>(s);
+      }
+  }
+};
+}  // namespace
+
+TEST_CASE("Freivalds' check passes a right product and fails a wrong one") {
+  Small s;
+  CHECK(hp::freivalds(s.c.data(), s.a.data(), s.bt.data(), s.m, s.n, s.k, 1).empty());
+  Small wrong = s;
+  wrong.c[3 * s.n + 4] += 1.0f;  // one entry off by far more than the bound
+  const std::string why = hp::freivalds(wrong.c.data(), s.a.data(), s.bt.data(), s.m, s.n, s.k, 1);
+  CHECK(why.find("row 3") != std::string::npos);
+  Small nan = s;
+  nan.c[5] = NAN;
+  CHECK_FALSE(hp::freivalds(nan.c.data(), s.a.data(), s.bt.data(), s.m, s.n, s.k, 1).empty());
+  Small zero = s;  // a row never written (zeros where the product is not)
+  for (int64_t j = 0; j < s.n; ++j) zero.c[2 * s.n + j] = 0;
+  CHECK_FALSE(hp::freivalds(zero.c.data(), s.a.data(), s.bt.data(), s.m, s.n, s.k, 7).empty());
+}
