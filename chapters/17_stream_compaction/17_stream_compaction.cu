@@ -24,6 +24,8 @@
 //                flags in one word and the places in the tile in 32 bits, instead of
 //                4 ballots a row and 64-bit counts (64 registers at 8 rows, not 125:
 //                twice the blocks an SM).
+//   one-pass-backoff  + chapter 16's paused look-back (its step 11): a pause before the
+//                first poll and between polls, instead of polling the L2 without a break.
 //   one-pass-l2-prefetch  + thread 0 of each tile first asks the L2 for the input 4 MiB
 //                ahead (chapter 16's step 15): the DRAM keeps streaming while tiles wait
 //                on their look-backs. The default run sweeps this step's tile and runs
@@ -32,14 +34,16 @@
 //                keep ratios 1 % (read-mostly), 50 % and 99 %. The data, the reference,
 //                the checks and the rows: compact_problem.cuh.
 // Bottleneck:    DRAM: the bytes that must move are n reads and count writes.
-// Steps:         three-pass, one-pass, one-pass-staged, one-pass-lean, one-pass-l2-prefetch
+// Steps:         three-pass, one-pass, one-pass-staged, one-pass-lean, one-pass-backoff,
+//                one-pass-l2-prefetch
 // Run:           build/chapters/17_stream_compaction [--n 2^28] [--keep 0.01]
 //                [--variant one-pass] [--tile-rows 4 --block 256] [--verify-only [--large]]
 //                [--json]
 #include <cstdint>
 #include <vector>
 
-#include "chapters/16_scan/scan_lookback.cuh"  // chapter 16's tile, ticket and look-back
+#include "chapters/16_scan/scan_lookback.cuh"    // chapter 16's tile, ticket and look-back
+#include "chapters/16_scan/scan_tile_early.cuh"  // its paused look-back (step 11)
 #include "common/bench/program.h"
 #include "common/check.h"
 #include "compact_problem.cuh"  // the data, the reference and its check, CUB, the problem
@@ -197,10 +201,48 @@ void launch_one_pass_lean(const CompactCall& c) {
   *c.tickets = tiles;
 }
 
-// --- step 5: the input ahead prefetched into the L2 -------------------------------------------
+// --- step 5: chapter 16's paused look-back ----------------------------------------------------
 
-// one-pass-lean's kernel, and first, by thread 0, the L2 prefetch of the tile `ahead` tiles
-// after this one (chapter 16's prefetch_tile_l2, its step 15).
+// OffsetFromLookback with chapter 16's step 11: a pause before the first poll and between
+// polls (lookback_prefix_backoff, scan_tile_early.cuh).
+struct OffsetFromPausedLookback {
+  Count* state;
+  Count* count;
+  int64_t tile;
+  __device__ Count operator()(Count kept) const {
+    const Count offset = ch16::lookback_prefix_backoff<Count>(
+        state + 1, tile, [] { return gridDim.x; }, kept);
+    if (tile == gridDim.x - 1 && threadIdx.x == 0) *count = offset + kept;
+    return offset;
+  }
+};
+
+template <int kRows>
+__global__ void __launch_bounds__(ch16::kMaxLookbackBlock)
+    compact_one_pass_backoff(const uint32_t* __restrict__ in, uint32_t* __restrict__ out,
+                             Count* count, int64_t n, KeepBelow keep, Count* state) {
+  extern __shared__ uint4 stage[];  // stage_bytes(tile)
+  const int64_t tile = ch16::draw_tile(state);
+  compact_tile_lean<kRows>(in, out, n, tile, keep, reinterpret_cast<uint32_t*>(stage),
+                           OffsetFromPausedLookback{state, count, tile});
+}
+
+void launch_one_pass_backoff(const CompactCall& c) {
+  const unsigned tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, kVec);
+  ch16::clear_state(c.state, tiles, c.stream);
+  const auto kernel = ch16::ScanRows::pick(
+      c.tile.rows, [](auto r) { return compact_one_pass_backoff<decltype(r)::value>; });
+  ch16::allow_shared(kernel, stage_bytes(c.tile));
+  kernel<<<tiles, c.tile.block, stage_bytes(c.tile), c.stream>>>(c.in, c.out, c.count, c.n, c.keep,
+                                                                 c.state);
+  CHECK_LAUNCH();
+  *c.tickets = tiles;
+}
+
+// --- step 6: the input ahead prefetched into the L2 -------------------------------------------
+
+// one-pass-backoff's kernel, and first, by thread 0, the L2 prefetch of the tile `ahead`
+// tiles after this one (chapter 16's prefetch_tile_l2, its step 15).
 template <int kRows>
 __global__ void __launch_bounds__(ch16::kMaxLookbackBlock)
     compact_one_pass_l2_prefetch(const uint32_t* __restrict__ in, uint32_t* __restrict__ out,
@@ -210,7 +252,7 @@ __global__ void __launch_bounds__(ch16::kMaxLookbackBlock)
   const int64_t tile = ch16::draw_tile(state);
   ch16::prefetch_tile_l2(in, n, tile + ahead, ch16::tile_items(blockDim.x, kRows, kVec));
   compact_tile_lean<kRows>(in, out, n, tile, keep, reinterpret_cast<uint32_t*>(stage),
-                           OffsetFromLookback{state, count, tile});
+                           OffsetFromPausedLookback{state, count, tile});
 }
 
 void launch_one_pass_l2_prefetch(const CompactCall& c) {
@@ -232,6 +274,7 @@ const std::vector<CompactStep> kSteps = {{"three-pass", launch_three_pass},
                                          {"one-pass", launch_one_pass},
                                          {"one-pass-staged", launch_one_pass_staged},
                                          {"one-pass-lean", launch_one_pass_lean},
+                                         {"one-pass-backoff", launch_one_pass_backoff},
                                          {"one-pass-l2-prefetch", launch_one_pass_l2_prefetch}};
 
 }  // namespace
