@@ -17,11 +17,19 @@
 //                 digit's look-back over the earlier tiles (chapter 16's status words),
 //                 the tile reordered by digit in shared memory, then written out in
 //                 runs. The default run sweeps its tile.
+//   Steps 3 to 5 cut the work and the wait of a tile, each one change on the one before:
+//   onesweep-early  (sort_early.cuh) each warp counts its digits first and the tile's
+//                   counts are published before the ranking; 32-bit status words below
+//                   2^30 keys, zeroed by the pass before instead of a memset a pass.
+//   onesweep-match  (sort_match.cu) the ranking by __match_any_sync and a shared atomic,
+//                   registers bound for 36 warps an SM, CUB's tile (20 keys x 384).
+//   onesweep-hist   + the histogram pass at DRAM speed: 16-byte loads, 16 keys in
+//                   flight a thread, a copy of the counters per lane.
 //                cub::DeviceRadixSort in the same run; GKey/s (extra gkeys_s) next to
 //                the GB/s of one read and one write of every key (and value). The
 //                inputs, the reference, the checks and the rows: sort_problem.cu.
 // Bottleneck:    DRAM: four passes read and write every key (and value).
-// Steps:         three-kernel, onesweep
+// Steps:         three-kernel, onesweep, onesweep-early, onesweep-match, onesweep-hist
 // Run:           build/chapters/18_radix_sort [--n 2^28] [--sort keys|pairs] [--variant onesweep]
 //                [--tile-rows 16 --block 256] [--verify-only [--large]] [--json]
 #include <algorithm>
@@ -33,7 +41,9 @@
 #include "common/bench/program.h"
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
+#include "sort_onesweep.cuh"  // step 2's histogram pass and bases; steps 3 to 5's pieces
 #include "sort_problem.h"
+#include "sort_steps.h"   // steps 4 and 5 (sort_match.cu)
 #include "sort_tile.cuh"  // the tile in memory: its shapes, which key a lane holds, its loads
 
 namespace {
@@ -172,33 +182,6 @@ void launch_three_kernel(const ch18::SortCall& c) {
 
 // --- step 2: one histogram pass, then one pass per digit with the look-back -------------------
 
-constexpr int kHistogramBlock = 256, kHistogramBlocksPerSm = 4;
-
-// Every digit of every key, counted in shared memory, added to counts[pass][digit].
-__global__ void __launch_bounds__(kHistogramBlock)
-    histogram_all(const uint32_t* __restrict__ keys, int64_t n, Count* counts) {
-  __shared__ unsigned h[kPasses][kDigits];
-  for (int d = threadIdx.x; d < kPasses * kDigits; d += kHistogramBlock)
-    h[d / kDigits][d % kDigits] = 0;
-  __syncthreads();
-  const int64_t stride = int64_t{gridDim.x} * kHistogramBlock;
-  for (int64_t i = int64_t{blockIdx.x} * kHistogramBlock + threadIdx.x; i < n; i += stride) {
-    const uint32_t key = keys[i];
-#pragma unroll
-    for (int p = 0; p < kPasses; ++p) atomicAdd(&h[p][digit_of(key, p * kDigitBits)], 1u);
-  }
-  __syncthreads();
-  for (int d = threadIdx.x; d < kPasses * kDigits; d += kHistogramBlock)
-    if (h[d / kDigits][d % kDigits]) atomicAdd(&counts[d], Count{h[d / kDigits][d % kDigits]});
-}
-
-// Block p: where each digit's keys start in pass p's output (an exclusive scan).
-__global__ void __launch_bounds__(kDigits) digit_bases(const Count* counts, Count* bases) {
-  Count total;
-  bases[blockIdx.x * kDigits + threadIdx.x] =
-      ch16::block_exclusive_scan(counts[blockIdx.x * kDigits + threadIdx.x], &total);
-}
-
 // Thread d's look-back: the keys of digit d in the tiles before this one (their
 // aggregates back to the nearest inclusive count), on chapter 16's status words,
 // one word per tile and digit. Publishes the inclusive count; returns the prefix.
@@ -264,9 +247,7 @@ void launch_onesweep(const ch18::SortCall& c) {
   Count* counts = c.digits;
   Count* bases = c.digits + kPasses * kDigits;
   CUDA_CHECK(cudaMemsetAsync(counts, 0, sizeof(Count) * kPasses * kDigits, c.stream));
-  const int64_t grid =
-      std::min<int64_t>(sw::ceil_div(c.n, kHistogramBlock), sw::sm_count() * kHistogramBlocksPerSm);
-  histogram_all<<<grid, kHistogramBlock, 0, c.stream>>>(c.keys_in, c.n, counts);
+  histogram_all<<<histogram_all_grid(c.n), kHistogramBlock, 0, c.stream>>>(c.keys_in, c.n, counts);
   CHECK_LAUNCH();
   digit_bases<<<kPasses, kDigits, 0, c.stream>>>(counts, bases);
   CHECK_LAUNCH();
@@ -289,9 +270,20 @@ void launch_onesweep(const ch18::SortCall& c) {
   *c.tickets = tiles;
 }
 
-// The step table: each step's launcher, which holds its <<<>>>s.
-const std::vector<ch18::Step> kSteps = {{"three-kernel", launch_three_kernel},
-                                        {"onesweep", launch_onesweep}};
+}  // namespace
+
+#include "sort_early.cuh"  // step 3: its kernel ranks with rank_in_warp, above
+
+namespace {
+
+// The step table: each step's launcher, which holds its <<<>>>s, and its own tile (none:
+// the default run's tuned tile).
+const std::vector<ch18::Step> kSteps = {
+    {"three-kernel", launch_three_kernel},
+    {"onesweep", launch_onesweep},
+    {"onesweep-early", launch_onesweep_early},
+    {"onesweep-match", ch18::launch_onesweep_match, {ch18::kMatchRows, ch18::kMatchBlock}},
+    {"onesweep-hist", ch18::launch_onesweep_hist, {ch18::kMatchRows, ch18::kMatchBlock}}};
 // The tiles the kernels take (--tile-rows, --block) and the sweep tries.
 const sw::scan::TileChoices kTiles{
     SortRows::list(), kSortBlocks, kDefaultBlock, {8, 16, 24}, {256, 384, 512}};

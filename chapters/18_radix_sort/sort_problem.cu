@@ -233,7 +233,6 @@ void SortProblem::verify(const sw::bench::Session<Step>& s) const {
                                                : sw::scan::verify_sizes();
   sw::require_fits(s.gpu, large ? "--large" : "--n", *std::max_element(sizes.begin(), sizes.end()),
                    bytes_per_key(sort != "keys"));
-  const sw::scan::Tile t = sw::scan::pick_tile(rows, block, default_rows, tiles);
   for (int64_t size : sizes)
     for (Keys pattern : large ? std::vector<Keys>{Keys::kRandom} : kAllKeys) {
       const std::vector<uint64_t> ref = reference_sort(pattern, s.opt.seed, size);
@@ -241,6 +240,7 @@ void SortProblem::verify(const sw::bench::Session<Step>& s) const {
         if (sort == (pairs ? "keys" : "pairs")) continue;
         const SortData d(size, pairs, pattern, s.opt.seed);
         for (const Step& st : s.steps) {
+          const sw::scan::Tile t = tile_of(st, sw::scan::Tile{default_rows, tiles.block});
           const sw::bench::Verdict v =
               sw::bench::check_once(SortRow{d, ref, d.seed, {}}, st.launch, d.call(t));
           s.report.check(v.ok,
@@ -281,7 +281,8 @@ void SortProblem::bench(const sw::bench::Session<Step>& s) const {
       const SortData d(size, pairs, Keys::kRandom, s.opt.seed);
       const double bytes = 2.0 * (pairs ? 8 : 4) * static_cast<double>(size);
       if (size == n && !pairs && every && rows.empty() && block.empty()) {  // onesweep's tile
-        const Step& sweep = s.program.steps.back();
+        const Step& sweep = *std::find_if(s.program.steps.begin(), s.program.steps.end(),
+                                          [](const Step& st) { return st.name == kSwept; });
         double best = -1;
         for (int r : tiles.sweep_rows)
           for (int b : tiles.sweep_blocks) {
@@ -305,9 +306,10 @@ void SortProblem::bench(const sw::bench::Session<Step>& s) const {
       }
       for (const Step& st : s.steps) {
         const sw::bench::Row row{st.name, size, bytes, 1, false, "step"};
+        const sw::scan::Tile t = tile_of(st, tuned);
         sw::Result res =
-            sw::bench::measure(s.opt, row, SortRow{d, ref, d.seed, {}}, st.launch, d.call(tuned));
-        describe_row(res, d, &tuned);
+            sw::bench::measure(s.opt, row, SortRow{d, ref, d.seed, {}}, st.launch, d.call(t));
+        describe_row(res, d, &t);
         s.report.add(res);
       }
     }

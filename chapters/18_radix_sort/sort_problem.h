@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/bench/program.h"
@@ -65,14 +66,19 @@ struct SortCall {
   uint32_t *keys_out, *values_out, *keys_tmp, *values_tmp;
   int64_t n;
   sw::scan::Tile tile;
-  Count* scratch;    // 2 x 256 x (n / kMinTile + 1) words: the three kernels' counts and offsets
+  Count* scratch;    // 2 x 256 x (n / kMinTile + 1) words: the three kernels' counts and
+                     // offsets, or steps 3 to 5's second set of status words
   Count* digits;     // 2 x 4 x 256 words: onesweep's histograms and digit bases
   Count* state;      // 256 x (n / kMinTile + 1) + 1 words: a ticket and the status words
   int64_t* tickets;  // the launcher writes the tickets of its last launch
   cudaStream_t stream;
 };
-// The step table's type: each launcher holds its <<<>>>s.
-using Step = sw::bench::Step<void (*)(const SortCall&)>;
+// A step's own tile (rows and block; 0: the default run's tuned tile, or --tile-rows and
+// --block). The step table's type: each launcher holds its <<<>>>s.
+struct OwnTile {
+  int rows = 0, block = 0;
+};
+using Step = sw::bench::Step<void (*)(const SortCall&), OwnTile>;
 
 // Pass p reads keys_in (p = 0), tmp (odd p) or out, and writes tmp (even p) or out:
 // after four passes the sorted keys are in out.
@@ -133,9 +139,10 @@ class CubSort {
 struct SortProblem {
   using Step = ch18::Step;
   static constexpr const char* kName = "sort-keys";
-  static constexpr bool kExchangesOutputs = true;  // every check is verify's check_once
-  sw::scan::TileChoices tiles;                     // the kernels' (18_radix_sort.cu)
-  int default_rows;                                // the tile's rows without --tile-rows
+  static constexpr bool kExchangesOutputs = true;         // every check is verify's check_once
+  static constexpr std::string_view kSwept = "onesweep";  // the step the default run sweeps
+  sw::scan::TileChoices tiles;                            // the kernels' (18_radix_sort.cu)
+  int default_rows;                                       // the tile's rows without --tile-rows
   int64_t n = sw::scan::kDefaultN;
   std::string sort = "both", rows, block;
   bool large = false;
@@ -148,6 +155,11 @@ struct SortProblem {
       asked.cli.reject("--n " + std::to_string(n) +
                        ": a value is its key's u32 index; valid range: 1 to " +
                        std::to_string(kMaxKeys));
+  }
+  // A step's tile: --tile-rows and --block where given, else its own, else `tuned`.
+  sw::scan::Tile tile_of(const Step& st, sw::scan::Tile tuned) const {
+    return sw::scan::pick_tile(rows, block, st.more.rows ? st.more.rows : tuned.rows, tiles,
+                               st.more.rows ? st.more.block : tuned.block);
   }
   void verify(const sw::bench::Session<Step>& s) const;
   void bench(const sw::bench::Session<Step>& s) const;

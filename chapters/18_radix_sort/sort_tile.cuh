@@ -12,7 +12,7 @@
 
 namespace {
 
-using SortRows = ch16::Choices<8, 16, 24>;             // keys per thread (--tile-rows)
+using SortRows = ch16::Choices<8, 12, 16, 20, 24>;     // keys per thread (--tile-rows)
 const std::vector<int> kSortBlocks = {256, 384, 512};  // --block: at least one thread per digit
 constexpr int kMaxSortBlock = 512;
 constexpr int kMaxSortWarps = kMaxSortBlock / sw::kWarp;

@@ -1,0 +1,199 @@
+// Chapter 18, steps 4 and 5: onesweep-early (step 3) with less work a key, then with a
+// histogram pass at DRAM speed. Each is one change on the step before:
+//   onesweep-match  the ranking: step 3 finds a key's peers (the lanes of its row with
+//                   the same digit) with eight __ballot_sync and logic, and the lowest
+//                   peer reads and advances the warp's counter, a __syncwarp between rows.
+//                   Here __match_any_sync gives the peers in one instruction, and the
+//                   highest peer advances the counter with one shared atomicAdd, which
+//                   returns where the group starts: no __syncwarp, rows no longer wait on
+//                   each other's stores. With fewer registers a key (no ballots, no rank
+//                   kept: a key goes to the sorted tile as soon as it is ranked) the kernel
+//                   is bound to kMatchThreadsPerSm threads an SM (__launch_bounds__: 56
+//                   registers at 384 threads, 36 warps an SM, CUB's count), and its own
+//                   tile is CUB's sm_90 one, 384 threads x 20 keys (sort_steps.h).
+//   onesweep-hist   + the histogram of all four digits at DRAM speed (histogram_vec): 16
+//                   keys a thread in flight (four 16-byte loads) before any is counted, and
+//                   a copy of the 4 x 256 counters for each lane of a warp, so that the
+//                   warp's 32 shared atomics never meet in a bank (step 2's histogram_all:
+//                   one 4-byte load a thread in flight, one copy a block; about 38 % of
+//                   the DRAM peak on the H100, CUB's 67 %).
+// Both sort with 32-bit status words below 2^30 keys, else 64-bit (sort_onesweep.cuh).
+#include <cstdint>
+
+#include "chapters/16_scan/scan_launch.cuh"
+#include "common/check.h"
+#include "common/cuda_utils.cuh"
+#include "sort_onesweep.cuh"  // the early count, the status words, the look-back, the write-out
+#include "sort_problem.h"
+#include "sort_steps.h"
+#include "sort_tile.cuh"
+
+namespace {
+
+// --- step 4: onesweep-match ------------------------------------------------------------------
+
+// This lane's key's place in the tile sorted by digit: counts[digit] (where the warp's next
+// key of that digit goes, from publish_counts) plus its peers below it in the row. One
+// shared atomic of the highest peer advances the counter by the group and returns its
+// start; the shuffle hands it to the peers. The next row's atomic comes after this one in
+// the warp's order, so keys of the same digit keep their index order: the sort is stable.
+__device__ __forceinline__ unsigned rank_by_match(unsigned digit, unsigned* counts) {
+  const int lane = threadIdx.x % sw::kWarp;
+  const unsigned peers = __match_any_sync(sw::kFullMask, digit);
+  const unsigned upto = __popc(peers & ((2u << lane) - 1));  // peers at or below this lane
+  const int highest = sw::kWarp - 1 - __clz(peers);
+  unsigned start = 0;
+  if (lane == highest) start = atomicAdd(&counts[digit], upto);
+  return __shfl_sync(sw::kFullMask, start, highest) + upto - 1;
+}
+
+// Registers for this many resident threads an SM at every block size: 65536 / 1152, 56 a
+// thread at 384 (3 blocks), 64 at 256 (4) and 512 (2). __launch_bounds__'s minimum of
+// blocks is per kernel: one kernel per block size.
+constexpr int kMatchThreadsPerSm = 1152;
+using MatchBlocks = ch16::Choices<256, 384, 512>;  // kSortBlocks, as kernels
+
+template <int kRows, int kBlock, bool kPairs, class Word>
+__global__ void __launch_bounds__(kBlock, kMatchThreadsPerSm / kBlock)
+    onesweep_match_pass(const PassArgs a) {
+  constexpr int kTileKeys = kBlock * kRows;
+  extern __shared__ uint32_t sorted[];                      // keys, then values
+  __shared__ unsigned counts[kBlock / sw::kWarp][kDigits];  // per warp: counts, then places
+  const int64_t tile = draw_pass_tile(a.ticket, a.first_ticket);
+  const int warp = threadIdx.x / sw::kWarp;
+  uint32_t key[kRows], value[kRows];
+  load_tile<kRows, kPairs>(a.keys_in, a.values_in, a.n, tile, key, value);
+  count_tile<kRows>(key, a.shift, counts[warp]);
+  unsigned first, valid;
+  const unsigned count = publish_counts<Word>(counts, a, tile, kTileKeys, &first, &valid);
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const unsigned at = rank_by_match(digit_of(key[r], a.shift), counts[warp]);
+    sorted[at] = key[r];
+    if (kPairs) sorted[kTileKeys + at] = value[r];
+  }
+  finish_tile<kPairs, Word>(a, tile, count, first, sorted, kTileKeys, valid);
+}
+
+// The pass kernel compiled for the tile (rows and block), pairs or keys, and the words.
+using PassKernel = void (*)(const PassArgs);
+PassKernel match_pass(const ch18::SortCall& c) {
+  const bool pairs = c.values_in != nullptr, narrow = narrow_words(c.n);
+  return SortRows::pick(c.tile.rows, [&](auto r) {
+    return MatchBlocks::pick(c.tile.block, [&](auto b) {
+      constexpr int kRows = decltype(r)::value, kBlock = decltype(b)::value;
+      if (pairs)
+        return narrow ? onesweep_match_pass<kRows, kBlock, true, uint32_t>
+                      : onesweep_match_pass<kRows, kBlock, true, Count>;
+      return narrow ? onesweep_match_pass<kRows, kBlock, false, uint32_t>
+                    : onesweep_match_pass<kRows, kBlock, false, Count>;
+    });
+  });
+}
+size_t sorted_bytes(const ch18::SortCall& c) {
+  return sizeof(uint32_t) * c.tile.block * c.tile.rows * (c.values_in ? 2 : 1);
+}
+
+// --- step 5: onesweep-hist ----------------------------------------------------------------
+
+constexpr int kVecHistogramBlock = 1024;  // one block an SM: its counters take 128 KB
+constexpr int kVecLoads = 4;              // 16-byte loads in flight a thread: 16 keys
+constexpr int kKeysPerLoad = 4;
+
+// Every digit of every key, added to counts[pass][digit] as histogram_all does. Lane l of
+// every warp counts into copy l of the block's 4 x 256 counters, laid out so that all of
+// copy l lies in bank l: a warp's 32 atomics never share a bank. Each thread loads its
+// next 16 keys (4 x 16 bytes) before it counts any; block 0 counts the last n % 4 keys.
+// keys must be 16-byte aligned (SortData's buffers are cudaMalloc's).
+__global__ void __launch_bounds__(kVecHistogramBlock)
+    histogram_vec(const uint32_t* __restrict__ keys, int64_t n, Count* counts) {
+  extern __shared__ unsigned copies[];  // counter b of copy l: copies[b * 32 + l]
+  constexpr int kBins = kPasses * kDigits;
+  for (int i = threadIdx.x; i < kBins * sw::kWarp; i += kVecHistogramBlock) copies[i] = 0;
+  __syncthreads();
+  unsigned* mine = copies + threadIdx.x % sw::kWarp;
+  const auto count = [&](uint32_t key) {
+#pragma unroll
+    for (int p = 0; p < kPasses; ++p)
+      atomicAdd(&mine[(p * kDigits + digit_of(key, p * kDigitBits)) * sw::kWarp], 1u);
+  };
+  const uint4* vec = reinterpret_cast<const uint4*>(keys);
+  const int64_t vecs = n / kKeysPerLoad;
+  const int64_t step = int64_t{gridDim.x} * kVecHistogramBlock * kVecLoads;
+  for (int64_t i = int64_t{blockIdx.x} * kVecHistogramBlock * kVecLoads + threadIdx.x; i < vecs;
+       i += step) {
+    uint4 x[kVecLoads];
+#pragma unroll
+    for (int k = 0; k < kVecLoads; ++k)
+      if (i + k * kVecHistogramBlock < vecs) x[k] = vec[i + k * kVecHistogramBlock];
+#pragma unroll
+    for (int k = 0; k < kVecLoads; ++k)
+      if (i + k * kVecHistogramBlock < vecs) {
+        count(x[k].x);
+        count(x[k].y);
+        count(x[k].z);
+        count(x[k].w);
+      }
+  }
+  if (blockIdx.x == 0 && threadIdx.x < n % kKeysPerLoad)
+    count(keys[vecs * kKeysPerLoad + threadIdx.x]);
+  __syncthreads();
+  for (int b = threadIdx.x; b < kBins; b += kVecHistogramBlock) {  // lane t starts at copy t:
+    unsigned sum = 0;                                              // a warp's loads, 32 banks
+    for (int j = 0; j < sw::kWarp; ++j) sum += copies[b * sw::kWarp + (j + b) % sw::kWarp];
+    if (sum) atomicAdd(&counts[b], Count{sum});
+  }
+}
+constexpr size_t kVecHistogramBytes = sizeof(unsigned) * kPasses * kDigits * sw::kWarp;
+
+}  // namespace
+
+namespace ch18 {
+
+// Step 4, step 3's launcher with the pass ranking by match: the histogram pass and bases,
+// the first pass's words zeroed, the four passes.
+void launch_onesweep_match(const SortCall& c) {
+  const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
+  const PassKernel pass = match_pass(c);
+  ch16::allow_shared(pass, sorted_bytes(c));
+  Count* counts = c.digits;
+  const Count* bases = c.digits + kPasses * kDigits;
+  CUDA_CHECK(cudaMemsetAsync(counts, 0, sizeof(Count) * kPasses * kDigits, c.stream));
+  histogram_all<<<histogram_all_grid(c.n), kHistogramBlock, 0, c.stream>>>(c.keys_in, c.n, counts);
+  CHECK_LAUNCH();
+  digit_bases<<<kPasses, kDigits, 0, c.stream>>>(counts, c.digits + kPasses * kDigits);
+  CHECK_LAUNCH();
+  clear_first_pass(c, tiles);
+  for (int p = 0; p < kPasses; ++p) {
+    pass<<<tiles, c.tile.block, sorted_bytes(c), c.stream>>>(pass_args(c, bases, p, tiles));
+    CHECK_LAUNCH();
+  }
+  *c.tickets = kPasses * tiles;
+}
+
+// Step 5, step 4's launcher with histogram_vec: as many blocks as the GPU holds at once
+// (one an SM), fewer for fewer keys.
+void launch_onesweep_hist(const SortCall& c) {
+  const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
+  const PassKernel pass = match_pass(c);
+  ch16::allow_shared(pass, sorted_bytes(c));
+  ch16::allow_shared(histogram_vec, kVecHistogramBytes);
+  Count* counts = c.digits;
+  const Count* bases = c.digits + kPasses * kDigits;
+  CUDA_CHECK(cudaMemsetAsync(counts, 0, sizeof(Count) * kPasses * kDigits, c.stream));
+  const int64_t grid = std::min(
+      sw::resident_grid(histogram_vec, kVecHistogramBlock, kVecHistogramBytes),
+      std::max<int64_t>(1, sw::ceil_div(c.n, kVecHistogramBlock * kVecLoads * kKeysPerLoad)));
+  histogram_vec<<<grid, kVecHistogramBlock, kVecHistogramBytes, c.stream>>>(c.keys_in, c.n, counts);
+  CHECK_LAUNCH();
+  digit_bases<<<kPasses, kDigits, 0, c.stream>>>(counts, c.digits + kPasses * kDigits);
+  CHECK_LAUNCH();
+  clear_first_pass(c, tiles);
+  for (int p = 0; p < kPasses; ++p) {
+    pass<<<tiles, c.tile.block, sorted_bytes(c), c.stream>>>(pass_args(c, bases, p, tiles));
+    CHECK_LAUNCH();
+  }
+  *c.tickets = kPasses * tiles;
+}
+
+}  // namespace ch18
