@@ -313,7 +313,9 @@ struct ProductData {
   uint64_t seed() const { return in.seed; }
   // What check() reads that a run writes (the exchange of outputs, common/bench/outputs.h):
   // C and the guard after it.
-  std::vector<bench::Buffer> outputs() const { return {{in.c.get(), in.c.bytes()}}; }
+  std::vector<bench::Buffer> outputs() const {
+    return {{in.c.get(), static_cast<int64_t>(in.c.bytes())}};
+  }
 };
 
 // --- the problem -------------------------------------------------------------------------
