@@ -104,6 +104,7 @@ __global__ void sgemm_shared_tiles(const float* __restrict__ A, const float* __r
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int row = blockIdx.y * kSide + ty, col = blockIdx.x * kSide + tx;
   float acc = 0.0f;
+  // lab smem-tiles: begin
   for (int p0 = 0; p0 < k; p0 += kSide) {
     as[ty][tx] = row < m && p0 + tx < k ? A[static_cast<int64_t>(row) * k + p0 + tx] : 0.0f;
     bs[ty][tx] = p0 + ty < k && col < n ? B[static_cast<int64_t>(p0 + ty) * n + col] : 0.0f;
@@ -112,6 +113,7 @@ __global__ void sgemm_shared_tiles(const float* __restrict__ A, const float* __r
     for (int p = 0; p < kSide; ++p) acc += as[ty][p] * bs[p][tx];  // as: broadcast; bs: a row
     __syncthreads();  // before the next tile overwrites these
   }
+  // lab smem-tiles: end
   if (row < m && col < n) ch19::store_c(C + static_cast<int64_t>(row) * n + col, acc, alpha, beta);
 }
 void launch_shared_tiles(const gm::Args& a) {

@@ -101,6 +101,7 @@ __global__ void __launch_bounds__(r2::kThreads)
       bs[r][c] = p0 + r < k && col0 + c < n ? B[static_cast<int64_t>(p0 + r) * n + col0 + c] : 0.0f;
     }
     __syncthreads();
+    // lab register-2d: begin
 #pragma unroll
     for (int p = 0; p < kTileK; ++p) {
 #pragma unroll
@@ -112,6 +113,7 @@ __global__ void __launch_bounds__(r2::kThreads)
 #pragma unroll
         for (int j = 0; j < kCols; ++j) acc[i][j] += a_reg[i] * b_reg[j];
     }
+    // lab register-2d: end
     __syncthreads();
   }
 #pragma unroll

@@ -48,6 +48,7 @@ __global__ void __launch_bounds__(v::kThreads)
   const float* a_start = A + static_cast<int64_t>(row0 + a_row) * k;
   float acc[2][2][4][4] = {};  // [row half][column half][row][column]
   for (int p0 = 0; p0 < k; p0 += kTileK) {
+    // lab vector-transposed: begin
     const float4 a4 = load4<kVec>(a_start, row0 + a_row < m, p0 + a_k, k);
     as[a_k + 0][a_row] = a4.x;
     as[a_k + 1][a_row] = a4.y;
@@ -57,9 +58,11 @@ __global__ void __launch_bounds__(v::kThreads)
     *reinterpret_cast<float4*>(&bs[b_row][b_col]) =
         load4<kVec>(b_start, p0 + b_row < k, b_col, n - col0);
     __syncthreads();
+    // lab vector-transposed: end
 #pragma unroll
     for (int p = 0; p < kTileK; ++p) {
       float4 a[2], b[2];
+      // lab vector-transposed: begin
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         a[h] = *reinterpret_cast<const float4*>(&as[p][h * kHalf + thread_row * 4]);
@@ -76,6 +79,7 @@ __global__ void __launch_bounds__(v::kThreads)
 #pragma unroll
             for (int j = 0; j < 4; ++j) acc[hm][hn][i][j] += ar[i] * bc[j];
         }
+      // lab vector-transposed: end
     }
     __syncthreads();
   }

@@ -112,7 +112,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         uint32_t r[4];
         ldmatrix_x4_trans(r,
                           &bs[b_at(kk + lane_row, (warp_col + j * kMmaN) / kChunk + lane_chunk)]);
+        // lab mma-fragments: begin
         b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
+        // lab mma-fragments: end
       }
 #pragma unroll
       for (int i = 0; i < kTilesM; ++i)
@@ -120,6 +122,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int j = 0; j < kTilesN; ++j) mma_16816<T>(acc[i][j], a[i], b[j]);
     }
   }
+  // lab mma-fragments: begin
   const bool vec_c = n % 2 == 0;
 #pragma unroll
   for (int i = 0; i < kTilesM; ++i)
@@ -127,6 +130,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int j = 0; j < kTilesN; ++j)
       store_tile(C, m, n, row0 + warp_row + i * kMmaM + lane / 4,
                  col0 + warp_col + j * kMmaN + 2 * (lane % 4), acc[i][j], alpha, beta, vec_c);
+  // lab mma-fragments: end
 }
 
 // The kernel for the type, allowed its kSharedBytes of dynamic shared memory (past the

@@ -41,7 +41,9 @@ __global__ void __launch_bounds__(padded::kThreads)
       for (int j = 0; j < kTilesN; j += 2) {  // B: rows kk.., columns of tiles j and j + 1
         uint32_t r[4];
         ldmatrix_x4_trans(r, &bs[(kk + lane_row) * kLdB + warp_col + j * kMmaN + lane_col]);
+        // lab mma-fragments: begin
         b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
+        // lab mma-fragments: end
       }
 #pragma unroll
       for (int i = 0; i < kTilesM; ++i)
@@ -50,6 +52,7 @@ __global__ void __launch_bounds__(padded::kThreads)
     }
     __syncthreads();  // before the next tiles overwrite these
   }
+  // lab mma-fragments: begin
   const bool vec_c = n % 2 == 0;
 #pragma unroll
   for (int i = 0; i < kTilesM; ++i)
@@ -57,6 +60,7 @@ __global__ void __launch_bounds__(padded::kThreads)
     for (int j = 0; j < kTilesN; ++j)
       store_tile(C, m, n, row0 + warp_row + i * kMmaM + lane / 4,
                  col0 + warp_col + j * kMmaN + 2 * (lane % 4), acc[i][j], alpha, beta, vec_c);
+  // lab mma-fragments: end
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 Students, in a copy:
     python3 chapters/labs/lab.py check                      # rebuild, then every task: status, why, hints
     python3 chapters/labs/lab.py check --task shared-tree --n 257   # one task, one size (a replay)
+    python3 chapters/labs/lab.py check --task smem-tiles --m 3 --n 3 --k 431   # a matrix product's shape
     python3 chapters/labs/lab.py tracks                     # the tracks and their tasks
 Instructors, in the repository (chapters/labs/instructor/ is never exported):
     python3 chapters/labs/lab.py export reduce ~/lab-reduce
@@ -109,7 +110,13 @@ def cmd_check(a):
         if not tasks:
             fail(f"--task: '{a.task}' is not a task of this tree (tasks: {', '.join(t.id for t in present_tasks(root))})")
     size_args = None
-    if a.n is not None:
+    if tasks[0].size == "gemm" and (a.m, a.n, a.k) != (None, None, None):
+        if None in (a.m, a.n, a.k):
+            fail("--m, --n, --k: a matrix product takes all three (e.g. --m 3 --n 3 --k 431)")
+        size_args = ["--m", str(a.m), "--n", str(a.n), "--k", str(a.k)]
+    elif a.m is not None or a.k is not None:
+        fail(f"--m, --k: only a matrix product (the gemm track) takes them; this task takes {tasks[0].size}")
+    elif a.n is not None:
         if tasks[0].size == "shape":
             fail("--n: this task takes --rows and --cols")
         size_args = [tasks[0].size, str(a.n)]
@@ -169,7 +176,7 @@ def cmd_test(a):
             return 1
         print(f"skipped: {why}; `python3 chapters/labs/lab.py check --task {a.task}` still reads and builds it")
         return EXIT_SKIP
-    a.n = a.rows = a.cols = None
+    a.n = a.m = a.k = a.rows = a.cols = None
     a.no_sanitizer, a.time, a.no_build = False, False, True  # meson has just built it
     return cmd_check(a)
 
@@ -247,7 +254,9 @@ def main(argv=None):
             s.add_argument("task")
         else:
             s.add_argument("--task")
-            s.add_argument("--n", type=int, help="replay one size (elements or bytes)")
+            s.add_argument("--n", type=int, help="replay one size (elements or bytes; a product's columns)")
+            s.add_argument("--m", type=int, help="a matrix product's rows (with --n and --k)")
+            s.add_argument("--k", type=int, help="a matrix product's inner size (with --m and --n)")
             s.add_argument("--rows", type=int)
             s.add_argument("--cols", type=int)
             s.add_argument("--no-sanitizer", action="store_true")

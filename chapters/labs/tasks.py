@@ -46,7 +46,8 @@ class Task:
     title: str
     regions: list
     checks: list
-    size: str                   # the size option(s): "--n", "--bytes" or "shape" (--rows, --cols)
+    size: str                   # the size option(s): "--n", "--bytes", "shape" (--rows, --cols) or
+                                # "gemm" (--m, --n, --k: a matrix product)
     unit: int                   # elements one block handles: n % unit != 0 leaves a tail
     small: list                 # arguments of the small run under compute-sanitizer
     races: bool = False         # shared memory or atomics: 10 repeats, racecheck and synccheck
@@ -266,4 +267,91 @@ TASKS += [
                 grade_size=["--n", "2^27"])],
          size="--n", unit=4096, small=["--n", "5000"], races=True, requires=["warp-scan", "lookback"],
          tolerance="exact: every key (and value, its index in the input) equal to a stable sort's on the CPU"),
+]
+
+
+# --- GEMM (chapters 19-20), appended with its track ----------------------------------------------
+TRACKS["gemm"] = ["19_sgemm", "20_tensor_cores"]
+
+SGEMM_TOLERANCE = ("|got - exact| <= gamma_{k+2} * sum_p |a_ip| |b_pj| (u = 2^-24), with exact the product in "
+                   "double: the bound of k float products and sums in any order (common/problems/gemm_reference.h), "
+                   "never an arbitrary epsilon; every entry of C checked at the awkward shapes, and the floats "
+                   "after C (a guard) untouched")
+MMA_TOLERANCE = ("|got - exact| <= gamma'_{3k+2} * sum_p |a_ip| |b_pj| with u' = 2^-23 (the tensor cores may "
+                 "truncate), exact the product of the bf16-rounded inputs in double; every entry checked, and the "
+                 "guard after C untouched")
+GEMM_SIZE = ["--size", "4096"]  # the graded timing: the chapters' own size, 2 * 4096^3 flops per call
+
+TASKS += [
+    Task("smem-tiles", "gemm", "SGEMM through 32 x 32 shared-memory tiles",
+         [Region("chapters/19_sgemm/19_sgemm.cu",
+                 "Walk along k one kSide-wide tile at a time. Each thread loads one value of the A tile into "
+                 "as[ty][tx] (row `row`, column p0 + tx) and one of the B tile into bs[ty][tx] (row p0 + ty, "
+                 "column `col`), zero outside the matrices; then it adds the tile's kSide products of its row "
+                 "of as and its column of bs into acc.",
+                 "Every thread loads and reaches both barriers, even one past the edge of C (it only skips the "
+                 "store below). A partial tile must add nothing: the zeros are what make it so.",
+                 shape={"threadIdx.x": 32, "threadIdx.y": 32})],
+         [Check("19_sgemm", ["shared-tiles"], ["--variant", "shared-tiles"], grade_size=GEMM_SIZE)],
+         size="gemm", unit=32, small=["--m", "33", "--n", "65", "--k", "47"], races=True, tolerance=SGEMM_TOLERANCE),
+    Task("register-2d", "gemm", "Register blocking: 8 x 8 entries of C per thread",
+         [Region("chapters/19_sgemm/register_blocking.cu",
+                 "The tiles are in shared memory (as: kTileM x kTileK, bs: kTileK x kTileN). For each p of the "
+                 "tile, read this thread's kRows values of column p of as into a_reg and its kCols values of row "
+                 "p of bs into b_reg, then add their kRows x kCols products into acc[i][j]: this thread's entries "
+                 "are rows thread_row * kRows + i and columns thread_col * kCols + j of the block's tile (the "
+                 "stores below write them there).",
+                 "Each value read from shared memory into a register feeds eight FMAs: 16 shared loads for 64 "
+                 "FMAs per p. The barriers around the region are given.",
+                 shape={"threadIdx.x": 256})],
+         [Check("19_sgemm", ["register-2d"], ["--variant", "register-2d"], grade_size=GEMM_SIZE)],
+         size="gemm", unit=128, small=["--m", "129", "--n", "131", "--k", "17"], tolerance=SGEMM_TOLERANCE),
+    Task("vector-transposed", "gemm", "float4 loads and a transposed A tile without bank conflicts",
+         [Region("chapters/19_sgemm/vector_tiles.cu",
+                 "One tile of k into shared memory: load this thread's float4 of A (row a_row, columns p0 + a_k "
+                 "to + 3, with load4<kVec>) and store it TRANSPOSED, its four values into as[a_k + 0..3][a_row]; "
+                 "load its float4 of B (row p0 + b_row, columns col0 + b_col to + 3) and store it into "
+                 "bs[b_row][b_col] as it is; then synchronize the block.",
+                 "Why transposed: a thread's 4 rows at one k become one float4 of shared memory. A warp's 32 "
+                 "threads hold 32 neighbouring rows at one k quad: their stores fill 32 consecutive floats, "
+                 "one per bank.",
+                 shape={"threadIdx.x": 256}),
+          Region("chapters/19_sgemm/vector_tiles.cu",
+                 "One p of the tile: read the two float4s of A at as[p][h * kHalf + thread_row * 4] and the two "
+                 "of B at bs[p][h * kHalf + thread_col * 4] (h = 0, 1) into a[h] and b[h], and add their 64 "
+                 "products into acc[hm][hn][i][j]: rows hm * kHalf + thread_row * 4 + i, columns hn * kHalf + "
+                 "thread_col * 4 + j of the block's tile (the stores below write them there).",
+                 "Why the halves 64 apart: 8 threads that read B at once then read 8 consecutive float4s, 128 "
+                 "bytes in 32 banks; with 8 consecutive columns per thread, threads 0, 4, 8 and 12 share banks.",
+                 shape={"threadIdx.x": 256})],
+         [Check("19_sgemm", ["vector-transposed"], ["--variant", "vector-transposed"], grade_size=GEMM_SIZE)],
+         size="gemm", unit=128, small=["--m", "129", "--n", "132", "--k", "20"], races=True,
+         tolerance=SGEMM_TOLERANCE),
+    Task("mma-fragments", "gemm", "mma.sync's fragments: which lane holds which element",
+         [Region("chapters/20_tensor_cores/mma_sync.cu",
+                 "ldmatrix_x4_trans has put four 8 x 8 matrices of the B tile into r[0..3]: rows kk to kk + 7 "
+                 "and kk + 8 to kk + 15 of k, for the columns of mma tile j, then the same rows for tile j + 1 "
+                 "(lane l gave the address of row l % 16, columns 8 (l / 16) on). Put them into the B operands "
+                 "b[j] and b[j + 1] of mma_16816 (two registers each: k 0-7, then k 8-15).",
+                 "The comment above the instruction's wrapper in tc.cuh says what `b[j][0]` and `b[j][1]` must "
+                 "hold; ldmatrix's matrix i comes from the addresses of lanes 8 i to 8 i + 7."),
+          Region("chapters/20_tensor_cores/mma_sync.cu",
+                 "Write the warp's accumulators to C: acc[i][j] holds mma tile (i, j) of the warp's 64 x 32 "
+                 "tile, in mma's C layout. Call store_tile once per tile with the row and column of the FIRST "
+                 "of the four entries this lane holds (vec: n even).",
+                 "A lane holds the entries (g, 2t), (g, 2t + 1), (g + 8, 2t) and (g + 8, 2t + 1) of a 16 x 8 "
+                 "tile, with g = lane / 4 and t = lane % 4: the comment above the instruction's wrapper in tc.cuh "
+                 "says so."),
+          Region("chapters/20_tensor_cores/mma_pipeline.cu",
+                 "The same split of ldmatrix's four matrices into b[j] and b[j + 1] as in mma_sync.cu.",
+                 "The swizzled addresses change where the rows are read, not which matrix lands in which "
+                 "register."),
+          Region("chapters/20_tensor_cores/mma_pipeline.cu",
+                 "The same epilogue as in mma_sync.cu, for this kernel's 64 x 64 warp tiles (kTilesM x kTilesN "
+                 "mma tiles).",
+                 "It is your epilogue of the other file: the fragment layout does not depend on the tile "
+                 "sizes.")],
+         [Check("20_tensor_cores", ["mma-sync", "mma-cp-async"], time_args=["--variant", "mma-sync"],
+                grade_size=GEMM_SIZE)],
+         size="gemm", unit=128, small=["--m", "136", "--n", "264", "--k", "40"], tolerance=MMA_TOLERANCE),
 ]

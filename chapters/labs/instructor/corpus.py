@@ -12,9 +12,10 @@ the GPU self-test grades them and expects PASS (selftest.py). The entries of eac
 track are in corpus_<track>.py.
 """
 from corpus_dot_top2 import CORRECT as DOT_TOP2
+from corpus_gemm import CORRECT as GEMM
 from corpus_histogram import CORRECT as HISTOGRAM
 from corpus_reduce import CORRECT as REDUCE
 from corpus_scan import CORRECT as SCAN
 from corpus_transpose import CORRECT as TRANSPOSE
 
-CORRECT = {**REDUCE, **HISTOGRAM, **TRANSPOSE, **DOT_TOP2, **SCAN}
+CORRECT = {**REDUCE, **HISTOGRAM, **TRANSPOSE, **DOT_TOP2, **SCAN, **GEMM}

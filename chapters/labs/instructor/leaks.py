@@ -13,9 +13,11 @@ generators of images (an image cannot be searched, its generator's input can).
 Two kinds of run are not a leak: those that common/ or chapter 01 (the CPU
 baselines) also hold, the specification every chapter shares; and, for each task,
 those that the code before its first region holds (the track's earlier chapters,
-and the earlier steps of its own file): a student may read every earlier step,
-and a tree's loop or a grid-stride loop that they share with the answer is the
-lesson before this one, not this one's answer.
+and the earlier steps of its own file) or the functions its regions sit in (the
+given code around them, such as a kernel's epilogue after the region's loop): a
+student may read every earlier step and the function being written, and a tree's
+loop or a grid-stride loop that they share with the answer is the lesson before
+this one, not this one's answer.
 """
 import re
 import sys
@@ -45,8 +47,19 @@ PUNCTUATION = {"(", ")", "[", "]", "{", "}", ";", ",", "#", "`", "```"}
 def significant(norm):
     """The tokens a run counts: names, numbers and operators. Brackets, commas and
     semicolons carry no code of their own, and runs of them (`] ; } ( ) ;`) are in
-    every loop."""
-    return [t for t in norm if t not in PUNCTUATION]
+    every loop; nor does `#pragma unroll` (with or without its count), which stands
+    before nearly every loop of a tiled kernel."""
+    out, skip = [], 0
+    for k, t in enumerate(norm):
+        if skip:
+            skip -= 1
+            continue
+        if t == "pragma" and k + 1 < len(norm) and norm[k + 1] == "unroll":
+            skip = 2 if k + 2 < len(norm) and norm[k + 2].isdigit() else 1
+            continue
+        if t not in PUNCTUATION:
+            out.append(t)
+    return out
 
 
 def form(text, consts, prose=False):
@@ -100,7 +113,30 @@ def earlier_runs(track, task, root, consts):
     lines = (Path(root) / first).read_text().split("\n")
     start = next(b for t, b, e, _ in regions.find_regions(lines) if t == task.id)
     texts.append(outside_regions("\n".join(lines[:start])))
+    for f in dict.fromkeys(r.file for r in task.regions):
+        texts += enclosing_functions(outside_regions((Path(root) / f).read_text()), task.id)
     return set().union(*(cxx.ngrams(form(t, consts), RUN) for t in texts))
+
+
+def enclosing_functions(text, task_id):
+    """The text of each function around a region of task_id (the regions blanked): the code a
+    student writes the region into and reads while writing it, such as the epilogue after a
+    kernel's main loop. A function starts at the last line above the region that begins in
+    column 0 with a name (its signature or its template line) and ends at the first `}` in
+    column 0 below it (the layout clang-format gives every chapter source)."""
+    lines = text.split("\n")
+    out = []
+    for t, b, e, _ in regions.find_regions(lines):
+        if t != task_id:
+            continue
+        top = b
+        while top > 0 and not re.match(r"[A-Za-z_]", lines[top]):
+            top -= 1
+        while top > 0 and re.match(r"[A-Za-z_]", lines[top - 1]):  # a signature over several lines
+            top -= 1
+        end = next((i for i in range(e, len(lines)) if lines[i].startswith("}")), len(lines) - 1)
+        out.append("\n".join(lines[top:end + 1]))
+    return out
 
 
 def first_run(toks, runs, consts):

@@ -209,3 +209,98 @@ MISTAKES.update({
                 "FAIL|CRASH"),
     ],
 })
+
+
+# --- GEMM (chapters 19-20), appended with its track --------------------------------------------
+CH19 = "chapters/19_sgemm/19_sgemm.cu"
+CH19R = "chapters/19_sgemm/register_blocking.cu"
+CH19V = "chapters/19_sgemm/vector_tiles.cu"
+CH20S = "chapters/20_tensor_cores/mma_sync.cu"
+
+
+def untransposed_a_tile():
+    """vector-transposed written with the A tile NOT transposed (as's 1024 floats read as
+    the 128 x 8 tile, row by row), in both regions: correct, and slower, which only the
+    timing shows: the tile's stores hit 4 banks per warp (an 8-way conflict), and a thread
+    reads its 4 rows of A with 4 scalar loads where one float4 did."""
+    stores = ("    as[a_k + 0][a_row] = a4.x;\n    as[a_k + 1][a_row] = a4.y;\n"
+              "    as[a_k + 2][a_row] = a4.z;\n    as[a_k + 3][a_row] = a4.w;\n")
+    reads = "        a[h] = *reinterpret_cast<const float4*>(&as[p][h * kHalf + thread_row * 4]);\n"
+    return ((stores, reads),
+            ("    // The A tile as it is in A: float f = 8 r + c of the tile (row r, column c) is\n"
+             "    // as[f / kTileM][f % kTileM].\n"
+             "    const float av[4] = {a4.x, a4.y, a4.z, a4.w};\n"
+             "#pragma unroll\n"
+             "    for (int q = 0; q < 4; ++q) {\n"
+             "      const int f = a_row * kTileK + a_k + q;\n"
+             "      as[f / kTileM][f % kTileM] = av[q];\n"
+             "    }\n",
+             "        float column[4];  // this thread's 4 rows of A at k = p, one load each\n"
+             "#pragma unroll\n"
+             "        for (int q = 0; q < 4; ++q) {\n"
+             "          const int f = (h * kHalf + thread_row * 4 + q) * kTileK + p;\n"
+             "          column[q] = as[f / kTileM][f % kTileM];\n"
+             "        }\n"
+             "        a[h] = make_float4(column[0], column[1], column[2], column[3]);\n"))
+
+
+MISTAKES.update({
+    "smem-tiles": [
+        Mistake("missing-first-barrier", CH19, "    __syncthreads();\n#pragma unroll\n", "#pragma unroll\n",
+                "FAIL|SANITIZER", "", "5"),
+        Mistake("missing-second-barrier", CH19, "    __syncthreads();  // before the next tile overwrites these\n", "",
+                "FAIL|SANITIZER", "", "5"),
+        Mistake("skips-the-zero-fill", CH19,
+                "    as[ty][tx] = row < m && p0 + tx < k ? A[static_cast<int64_t>(row) * k + p0 + tx] : 0.0f;\n"
+                "    bs[ty][tx] = p0 + ty < k && col < n ? B[static_cast<int64_t>(p0 + ty) * n + col] : 0.0f;\n",
+                "    if (row < m && p0 + tx < k) as[ty][tx] = A[static_cast<int64_t>(row) * k + p0 + tx];\n"
+                "    if (p0 + ty < k && col < n) bs[ty][tx] = B[static_cast<int64_t>(p0 + ty) * n + col];\n",
+                "FAIL", "", "6"),
+        Mistake("drops-the-partial-tile", CH19, "p0 < k; p0 += kSide", "p0 + kSide <= k; p0 += kSide", "FAIL",
+                "the tail", "6"),
+        Mistake("reads-b-transposed", CH19, "acc += as[ty][p] * bs[p][tx];", "acc += as[ty][p] * bs[tx][p];", "FAIL"),
+        # Correct, and slow: the B tile stored and read down its columns, 32 threads of a warp in
+        # one bank. It must PASS; the graded timing shows the conflicts.
+        Mistake("b-tile-transposed", CH19,
+                "    bs[ty][tx] = p0 + ty < k && col < n ? B[static_cast<int64_t>(p0 + ty) * n + col] : 0.0f;\n"
+                "    __syncthreads();\n"
+                "#pragma unroll\n"
+                "    for (int p = 0; p < kSide; ++p) acc += as[ty][p] * bs[p][tx];  // as: broadcast; bs: a row\n",
+                "    bs[tx][ty] = p0 + ty < k && col < n ? B[static_cast<int64_t>(p0 + ty) * n + col] : 0.0f;\n"
+                "    __syncthreads();\n"
+                "#pragma unroll\n"
+                "    for (int p = 0; p < kSide; ++p) acc += as[ty][p] * bs[tx][p];  // bs: a column, one bank\n",
+                "PASS", "", "12"),
+    ],
+    "register-2d": [
+        Mistake("swapped-accumulator", CH19R, "acc[i][j] += a_reg[i] * b_reg[j];", "acc[j][i] += a_reg[i] * b_reg[j];",
+                "FAIL"),
+        Mistake("interleaved-rows", CH19R, "a_reg[i] = as[thread_row * kRows + i][p];",
+                "a_reg[i] = as[thread_row + i * kThreadsAcross][p];", "FAIL"),
+        Mistake("one-k-short", CH19R, "for (int p = 0; p < kTileK; ++p) {", "for (int p = 0; p < kTileK - 1; ++p) {",
+                "FAIL"),
+        Mistake("b-from-the-first-row", CH19R, "b_reg[j] = bs[p][thread_col * kCols + j];",
+                "b_reg[j] = bs[0][thread_col * kCols + j];", "FAIL"),
+    ],
+    "vector-transposed": [
+        Mistake("missing-barrier", CH19V,
+                "        load4<kVec>(b_start, p0 + b_row < k, b_col, n - col0);\n    __syncthreads();\n",
+                "        load4<kVec>(b_start, p0 + b_row < k, b_col, n - col0);\n", "FAIL|SANITIZER", "", "5"),
+        Mistake("quad-out-of-order", CH19V, "    as[a_k + 1][a_row] = a4.y;\n    as[a_k + 2][a_row] = a4.z;\n",
+                "    as[a_k + 1][a_row] = a4.z;\n    as[a_k + 2][a_row] = a4.y;\n", "FAIL"),
+        Mistake("halves-adjacent", CH19V, "&bs[p][h * kHalf + thread_col * 4]", "&bs[p][thread_col * 8 + h * 4]",
+                "FAIL"),
+        Mistake("b-past-the-last-column", CH19V, "load4<kVec>(b_start, p0 + b_row < k, b_col, n - col0)",
+                "load4<kVec>(b_start, p0 + b_row < k, b_col, n)", "FAIL|CRASH|SANITIZER", "", "6"),
+        Mistake("untransposed-a-tile", CH19V, *untransposed_a_tile(), "PASS", "", "12"),
+    ],
+    "mma-fragments": [
+        Mistake("b-registers-swapped", CH20S, "b[j][1] = r[1], b[j + 1][0] = r[2]", "b[j][1] = r[2], b[j + 1][0] = r[1]",
+                "FAIL", "", "5"),
+        Mistake("c-lane-mapping-swapped", CH20S,
+                "+ lane / 4,\n                 col0 + warp_col + j * kMmaN + 2 * (lane % 4)",
+                "+ lane % 4,\n                 col0 + warp_col + j * kMmaN + 2 * (lane / 4)", "FAIL", "", "5"),
+        Mistake("c-column-not-doubled", CH20S, "j * kMmaN + 2 * (lane % 4)", "j * kMmaN + (lane % 4)", "FAIL"),
+        Mistake("c-rows-by-eight", CH20S, "i * kMmaM + lane / 4,", "i * kMmaM + lane / 8,", "FAIL"),
+    ],
+})

@@ -47,19 +47,24 @@ from export import export  # noqa: E402
 
 def apply(tree, task, m):
     """Applies one mutation (a Mistake or an Exploit) inside the task's regions of
-    m.file; errors if `old` is not there (a catalogue that drifted from the code)."""
+    m.file; errors if `old` is not there (a catalogue that drifted from the code). `old`
+    and `new` may be tuples: one change each, in turn, for a mistake that spans two regions
+    of the file (a tile stored in another layout and read in it)."""
+    pairs = zip(m.old, m.new) if isinstance(m.old, tuple) else [(m.old, m.new)]
     path = Path(tree) / m.file
-    lines = path.read_text().split("\n")
-    for t, b, e, _ in regions.find_regions(lines):
-        if t != task.id:
-            continue
-        body = "\n".join(lines[b + 1:e]) + "\n"
-        if m.old in body:
-            body = body.replace(m.old, m.new, 1)
-            lines[b + 1:e] = body[:-1].split("\n") if body.endswith("\n") else body.split("\n")
-            path.write_text("\n".join(lines))
-            return
-    raise SystemExit(f"error: {task.id}/{m.name}: its text is not in a region of {m.file}")
+    for old, new in pairs:
+        lines = path.read_text().split("\n")
+        for t, b, e, _ in regions.find_regions(lines):
+            if t != task.id:
+                continue
+            body = "\n".join(lines[b + 1:e]) + "\n"
+            if old in body:
+                body = body.replace(old, new, 1)
+                lines[b + 1:e] = body[:-1].split("\n") if body.endswith("\n") else body.split("\n")
+                path.write_text("\n".join(lines))
+                break
+        else:
+            raise SystemExit(f"error: {task.id}/{m.name}: its text is not in a region of {m.file}")
 
 
 def related(a, b):

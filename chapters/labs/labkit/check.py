@@ -222,6 +222,12 @@ def lattice(task):
     """[(args, tags)]: sizes around a warp, a block, the task's unit of work and
     several waves; tags say which leave a tail and which take several blocks."""
     u = task.unit
+    if task.size == "gemm":  # m x n x k: whole tiles of u x u x u, and sides one past or short of them
+        shapes = [(1, 1, 1), (1, 33, 7), (33, 1, 7), (u, u, u), (u - 1, u + 1, u + 1), (2 * u, 2 * u, 2 * u),
+                  (2 * u + 1, 2 * u - 1, 2 * u), (2 * u, 2 * u, 2 * u - 3), (1, 4 * u + 3, 100), (4 * u + 3, 1, 100),
+                  (4 * u, 4 * u, 2 * u), (4 * u - 1, 4 * u + 1, 2 * u + 5)]
+        return [(["--m", str(m), "--n", str(n), "--k", str(k)],
+                 {"tail": m % u != 0 or n % u != 0 or k % u != 0, "multi": m > u or n > u}) for m, n, k in shapes]
     if task.size == "shape":
         shapes = [(1, 1), (1, 33), (33, 1), (32, 32), (31, 33), (64, 64), (64, 96), (65, 97), (1, 1025),
                   (1025, 1), (1024, 1024), (1023, 1025)]
@@ -235,6 +241,8 @@ def lattice(task):
 
 def waves_args(task):
     """A size of several waves of blocks: where a missing barrier shows."""
+    if task.size == "gemm":  # every entry checked (m n k under 2^29), several waves of 128 x 128 tiles
+        return ["--m", "2047", "--n", "2049", "--k", "127"]
     if task.size == "shape":
         return ["--rows", "4099", "--cols", "4097"]
     return [task.size, str((1 << 24) + 3)]
@@ -305,6 +313,9 @@ def tail_of(task, args):
     for a, tags in lattice(task):
         if a == args:
             return tags["tail"]
+    if task.size == "gemm":  # a hidden shape: a side past a whole tile
+        sides = dict(zip(args[::2], args[1::2]))
+        return any(int(sides.get(o, task.unit)) % task.unit != 0 for o in ("--m", "--n", "--k"))
     try:
         return int(args[-1]) % task.unit != 0
     except (ValueError, IndexError):
