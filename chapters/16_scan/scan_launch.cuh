@@ -62,12 +62,12 @@ inline void clear_state(Count* state, int64_t tiles, cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(state, 0, static_cast<size_t>(tiles + 1) * sizeof(Count), stream));
 }
 
-// Lets `kernel` take `bytes` of dynamic shared memory a block: past the 48 KB any kernel
-// may take, it has to ask (cudaFuncSetAttribute).
-constexpr size_t kSharedWithoutAsking = 48 << 10;
+// Lets `kernel` take `bytes` of dynamic shared memory a block: past 48 KB, dynamic and
+// static together, a kernel has to ask (cudaFuncSetAttribute); asking below is harmless,
+// so a launcher asks whenever its kernel takes any.
 template <class Kernel>
 void allow_shared(Kernel kernel, size_t bytes) {
-  if (bytes > kSharedWithoutAsking)
+  if (bytes > 0)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(bytes)));
 }
