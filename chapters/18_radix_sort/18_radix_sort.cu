@@ -25,11 +25,16 @@
 //                   registers bound for 36 warps an SM, CUB's tile (20 keys x 384).
 //   onesweep-hist   + the histogram pass at DRAM speed: 16-byte loads, 16 keys in
 //                   flight a thread, a copy of the counters per lane.
+//   Steps 6 and 7 go back to step 3 (steps 4 and 5 measured slower, docs/18):
+//   onesweep-ahead  (sort_ahead.cuh) each tile first prefetches the keys (and values) of
+//                   the tile about 4 MiB ahead into the L2 (chapter 16's step 15).
+//   onesweep-pause  + the look-back pauses before its first poll and between polls.
 //                cub::DeviceRadixSort in the same run; GKey/s (extra gkeys_s) next to
 //                the GB/s of one read and one write of every key (and value). The
 //                inputs, the reference, the checks and the rows: sort_problem.cu.
 // Bottleneck:    DRAM: four passes read and write every key (and value).
-// Steps:         three-kernel, onesweep, onesweep-early, onesweep-match, onesweep-hist
+// Steps:         three-kernel, onesweep, onesweep-early, onesweep-match, onesweep-hist,
+//                onesweep-ahead, onesweep-pause
 // Run:           build/chapters/18_radix_sort [--n 2^28] [--sort keys|pairs] [--variant onesweep]
 //                [--tile-rows 16 --block 256] [--verify-only [--large]] [--json]
 #include <algorithm>
@@ -272,6 +277,7 @@ void launch_onesweep(const ch18::SortCall& c) {
 
 }  // namespace
 
+#include "sort_ahead.cuh"  // steps 6 and 7: step 3's tile, prefetched and pausing
 #include "sort_early.cuh"  // step 3: its kernel ranks with rank_in_warp, above
 
 namespace {
@@ -283,7 +289,9 @@ const std::vector<ch18::Step> kSteps = {
     {"onesweep", launch_onesweep},
     {"onesweep-early", launch_onesweep_early},
     {"onesweep-match", ch18::launch_onesweep_match, {ch18::kMatchRows, ch18::kMatchBlock}},
-    {"onesweep-hist", ch18::launch_onesweep_hist, {ch18::kMatchRows, ch18::kMatchBlock}}};
+    {"onesweep-hist", ch18::launch_onesweep_hist, {ch18::kMatchRows, ch18::kMatchBlock}},
+    {"onesweep-ahead", launch_onesweep_ahead},
+    {"onesweep-pause", launch_onesweep_pause}};
 // The tiles the kernels take (--tile-rows, --block) and the sweep tries.
 const sw::scan::TileChoices kTiles{
     SortRows::list(), kSortBlocks, kDefaultBlock, {8, 16, 24}, {256, 384, 512}};

@@ -30,11 +30,13 @@
 
 namespace {
 
+// The tile's work after its ticket: the loads, the early count published, each key ranked
+// straight to its place in the tile sorted by digit, the look-back and the write-out.
+// `pauses`: the look-back pauses before and between polls (step 7; steps 3 and 6: false).
 template <int kRows, bool kPairs, class Word>
-__global__ void __launch_bounds__(kMaxSortBlock) onesweep_early_pass(const PassArgs a) {
+__device__ __forceinline__ void early_tile(const PassArgs& a, int64_t tile, bool pauses) {
   extern __shared__ uint32_t sorted[];                 // the tile by digit: keys, then values
   __shared__ unsigned counts[kMaxSortWarps][kDigits];  // per warp: its counts, then places
-  const int64_t tile = draw_pass_tile(a.ticket, a.first_ticket);
   const int warp = threadIdx.x / sw::kWarp, tile_keys = blockDim.x * kRows;
   uint32_t key[kRows], value[kRows];
   load_tile<kRows, kPairs>(a.keys_in, a.values_in, a.n, tile, key, value);
@@ -47,7 +49,12 @@ __global__ void __launch_bounds__(kMaxSortBlock) onesweep_early_pass(const PassA
     sorted[at] = key[r];
     if (kPairs) sorted[tile_keys + at] = value[r];
   }
-  finish_tile<kPairs, Word>(a, tile, count, first, sorted, tile_keys, valid);
+  finish_tile<kPairs, Word>(a, tile, count, first, sorted, tile_keys, valid, pauses);
+}
+
+template <int kRows, bool kPairs, class Word>
+__global__ void __launch_bounds__(kMaxSortBlock) onesweep_early_pass(const PassArgs a) {
+  early_tile<kRows, kPairs, Word>(a, draw_pass_tile(a.ticket, a.first_ticket), false);
 }
 
 // Step 2's histogram pass and bases, the first pass's words zeroed, then the four passes,

@@ -18,7 +18,8 @@
 #include <cstdint>
 #include <cuda/atomic>
 
-#include "chapters/16_scan/scan_lookback.cuh"  // block_exclusive_scan, the status flags
+#include "chapters/16_scan/scan_lookback.cuh"    // block_exclusive_scan, the status flags
+#include "chapters/16_scan/scan_tile_early.cuh"  // the look-back's pauses (kFirstPollNs)
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
 #include "sort_problem.h"
@@ -159,17 +160,21 @@ __device__ __forceinline__ unsigned publish_counts(unsigned (*counts)[kDigits], 
 }
 
 // Thread d's look-back: the keys of digit d in the tiles before this one (their counts
-// back to the nearest inclusive one), one word per tile and digit; publishes the inclusive
-// count and returns the keys before.
+// back to the nearest inclusive one), one word per tile and digit, one tile after the
+// other; publishes the inclusive count and returns the keys before. With `pauses` (step
+// 7), it sleeps chapter 16's kFirstPollNs before its first poll and kPollPauseNs after
+// each poll that finds a word not yet published.
 template <class Word>
 __device__ __forceinline__ Count lookback_digit(Word* status, int64_t tile, unsigned digit,
-                                                unsigned count) {
+                                                unsigned count, bool pauses) {
   Count before = 0;
+  if (pauses) __nanosleep(ch16::kFirstPollNs);
   for (int64_t t = tile - 1; t >= 0; --t) {
-    ch16::TileStatus s;
-    do {
+    ch16::TileStatus s = read_digit(status + t * kDigits + digit);
+    while (s.flag == ch16::kInvalid) {
+      if (pauses) __nanosleep(ch16::kPollPauseNs);
       s = read_digit(status + t * kDigits + digit);
-    } while (s.flag == ch16::kInvalid);
+    }
     before += s.bits;
     if (s.flag == ch16::kInclusive) break;
   }
@@ -179,17 +184,18 @@ __device__ __forceinline__ Count lookback_digit(Word* status, int64_t tile, unsi
 
 // Once the tile sits sorted by digit in `sorted` (keys, then values at tile_keys): thread
 // d < 256 looks back (tile 0 needs not: it published its inclusive counts) and zeroes this
-// tile's word of digit d for the next pass; then the tile's valid keys go out in runs of
-// one digit, key i of the sorted tile to its digit's place in keys_out plus i.
+// tile's word of digit d for the next pass (`pauses`: lookback_digit's); then the tile's
+// valid keys go out in runs of one digit, key i of the sorted tile to its digit's place in
+// keys_out plus i.
 template <bool kPairs, class Word>
 __device__ __forceinline__ void finish_tile(const PassArgs& a, int64_t tile, unsigned count,
                                             unsigned first, const uint32_t* sorted, int tile_keys,
-                                            unsigned valid) {
+                                            unsigned valid, bool pauses = false) {
   __shared__ Count place[kDigits];  // digit d's place in keys_out, less where it starts here
   const unsigned d = threadIdx.x;
   if (d < kDigits) {
     const Count before =
-        tile ? lookback_digit(reinterpret_cast<Word*>(a.status), tile, d, count) : 0;
+        tile ? lookback_digit(reinterpret_cast<Word*>(a.status), tile, d, count, pauses) : 0;
     place[d] = a.bases[d] + before - first;  // modulo 2^64: + i brings it back
     if (a.next) reinterpret_cast<Word*>(a.next)[tile * kDigits + d] = 0;
   }

@@ -11,7 +11,8 @@ every row checked by the program, as in its default run. Prints each row: the ca
 keys or pairs, n, GKey/s, the ratio to CUB's GKey/s in that process, the median time, the
 check; CUB's rows too (one per process: their spread is the run-to-run noise). Ends with
 the best candidate per input and size. About 10 s a process at 2^28 (the reference sort
-on the CPU included): about 4 minutes for the whole list at both sizes.
+on the CPU included): about 70 s for the whole list at 2^28 alone, 2 to 3 minutes at both
+sizes.
 --only keeps the candidates of the steps named (comma-separated). Exit 0 when every
 process exited 0 and every row passed its check; 77 without a GPU; 1 otherwise.
 --save writes every JSON record, each with its command, to FILE (JSON lines).
@@ -26,23 +27,17 @@ import subprocess
 import sys
 import time
 
-# (step, rows, block, why). Each step is the one before with one change; step 2 first,
-# the baseline, in the same session.
+# (step, rows, block, why). Each step is the one before with one change; the baseline
+# first, in the same session. Steps 2, 4 and 5 were dropped after the H100 sweep at
+# 4c196e1 (docs/18): each lost to step 3 at every tile tried.
 CANDIDATES = [
-    ("onesweep", 24, 256, "step 2 at the default run's tuned tile on both GPUs"),
-    ("onesweep-early", 24, 256, "+ early counts, 32-bit words, no memset a pass"),
-    ("onesweep-early", 16, 256, "the same at 16 x 256"),
-    ("onesweep-match", 20, 384, "+ ranking by match, 36 warps an SM: CUB's tile"),
-    ("onesweep-match", 16, 384, "the same at 16 x 384"),
-    ("onesweep-match", 24, 384, "the same at 24 x 384"),
-    ("onesweep-match", 24, 256, "the same at 24 x 256"),
-    ("onesweep-match", 16, 512, "the same at 16 x 512"),
-    ("onesweep-hist", 20, 384, "+ the histogram pass at DRAM speed"),
-    ("onesweep-hist", 16, 384, "the same at 16 x 384"),
-    ("onesweep-hist", 24, 384, "the same at 24 x 384"),
-    ("onesweep-hist", 12, 512, "the same at 12 x 512"),
-    ("onesweep-hist", 16, 512, "the same at 16 x 512"),
-    ("onesweep-hist", 24, 256, "the same at 24 x 256"),
+    ("onesweep-early", 16, 256, "the baseline: step 3, the best step at 4c196e1 (H100, keys 0.73x)"),
+    ("onesweep-ahead", 16, 256, "+ the keys (and values) of a tile 4 MiB ahead prefetched into the L2"),
+    ("onesweep-ahead", 24, 256, "the same at 24 x 256"),
+    ("onesweep-ahead", 20, 384, "the same at 20 x 384"),
+    ("onesweep-pause", 16, 256, "+ pauses before the look-back's first poll and between polls"),
+    ("onesweep-pause", 24, 256, "the same at 24 x 256"),
+    ("onesweep-pause", 20, 384, "the same at 20 x 384"),
 ]
 SKIP = 77
 TIMEOUT_S = 180  # one process
