@@ -3,7 +3,11 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <chrono>
 #include <map>
+
+#include "common/check.h"
 
 namespace sw {
 namespace {
@@ -15,6 +19,7 @@ using InitFn = int (*)();
 using HandleFn = int (*)(const char* pci_bus_id, NvmlDevice* device);
 using ClockFn = int (*)(NvmlDevice device, int clock_type, unsigned* mhz);
 using PowerFn = int (*)(NvmlDevice device, unsigned* milliwatts);
+using EnergyFn = int (*)(NvmlDevice device, unsigned long long* millijoules);
 constexpr int kNvmlSuccess = 0;
 constexpr int kNvmlClockSm = 1;  // NVML_CLOCK_SM
 constexpr int kBusIdChars = 32;  // "0000:65:00.0" and its end
@@ -72,6 +77,7 @@ struct Nvml {
   ClockFn clock = nullptr;
   PowerFn power = nullptr;
   FieldsFn fields = nullptr;
+  EnergyFn energy = nullptr;
   Nvml() {
     void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return;
@@ -81,8 +87,14 @@ struct Nvml {
     clock = reinterpret_cast<ClockFn>(dlsym(lib, "nvmlDeviceGetClockInfo"));
     power = reinterpret_cast<PowerFn>(dlsym(lib, "nvmlDeviceGetPowerUsage"));
     fields = reinterpret_cast<FieldsFn>(dlsym(lib, "nvmlDeviceGetFieldValues"));
+    energy = reinterpret_cast<EnergyFn>(dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption"));
   }
 };
+
+const Nvml& nvml() {
+  static const Nvml opened;
+  return opened;
+}
 
 // The NVML handle of CUDA device `device` (null if none), looked up once per device.
 NvmlDevice device_handle(const Nvml& nvml, int device) {
@@ -112,17 +124,28 @@ double average_window_s(int device) {
   return major * 10 + minor > 80 ? 1.0 : 0.0;
 }
 
+// The NVML handle of the current CUDA device (null if none).
+NvmlDevice current_device(int* device) {
+  if (cudaGetDevice(device) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return device_handle(nvml(), *device);
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+constexpr double kClockEveryS = 0.01;  // a power window's SM clock readings, 10 ms apart
+
 }  // namespace
 
 SensorReading read_sensors() {
-  static const Nvml nvml;
+  const Nvml& nvml = sw::nvml();
   SensorReading r;
   int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    cudaGetLastError();
-    return r;
-  }
-  const NvmlDevice d = device_handle(nvml, device);
+  const NvmlDevice d = current_device(&device);
   if (!d) return r;
   unsigned mhz = 0, milliwatts = 0;
   if (nvml.clock && nvml.clock(d, kNvmlClockSm, &mhz) == kNvmlSuccess) r.sm_clock_mhz = mhz;
@@ -137,6 +160,57 @@ SensorReading read_sensors() {
     r.power_window_s = average_window_s(device);
   }
   return r;
+}
+
+EnergyReading read_energy() {
+  EnergyReading r;
+  int device = 0;
+  const NvmlDevice d = current_device(&device);
+  unsigned long long millijoules = 0;
+  if (d && nvml().energy && nvml().energy(d, &millijoules) == kNvmlSuccess)
+    r.joules = static_cast<double>(millijoules) / 1000.0;
+  r.seconds = now_s();
+  return r;
+}
+
+bool power_window_begin(PowerWindowState& w) {
+  w.before = read_energy();
+  if (!std::isfinite(w.before.joules)) return false;
+  for (void*& e : w.done) {
+    cudaEvent_t event = nullptr;
+    CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    e = event;
+  }
+  w.next_clock_s = w.before.seconds;
+  return true;
+}
+
+bool power_window_more(PowerWindowState& w) {
+  CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(w.done[w.runs % 2])));
+  if (w.runs > 0)
+    CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(w.done[(w.runs - 1) % 2])));
+  ++w.runs;
+  const double now = now_s();
+  if (now >= w.next_clock_s) {  // the run just launched is on the GPU
+    const double mhz = read_sensors().sm_clock_mhz;
+    if (std::isfinite(mhz)) w.mhz.push_back(mhz);
+    w.next_clock_s = now + kClockEveryS;
+  }
+  return now - w.before.seconds < kPowerWindowS;
+}
+
+PowerWindow power_window_end(PowerWindowState& w) {
+  CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(w.done[(w.runs - 1) % 2])));
+  const EnergyReading after = read_energy();
+  for (void* e : w.done) CUDA_CHECK(cudaEventDestroy(static_cast<cudaEvent_t>(e)));
+  PowerWindow p;
+  p.power_w = average_power_w(w.before, after);
+  p.seconds = after.seconds - w.before.seconds;
+  if (!w.mhz.empty()) {
+    std::sort(w.mhz.begin(), w.mhz.end());
+    p.sm_clock_mhz = w.mhz[w.mhz.size() / 2];
+  }
+  return p;
 }
 
 }  // namespace sw

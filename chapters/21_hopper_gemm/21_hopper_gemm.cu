@@ -15,25 +15,30 @@
 //   warp-specialized  a producer warpgroup (setmaxnreg.dec: few registers) that only issues
 //                     copies, two consumer warpgroups (setmaxnreg.inc) that only multiply, a
 //                     ring of 4 stages with full and empty mbarriers (specialized.cu).
-//   persistent        one block per SM, taking tiles in bands of 8 tile rows (L2-aware
+//   in-flight         the consumers keep one group of wgmmas in flight: issue k-tile t, wait
+//                     for k-tile t - 1's group (wait_group 1), release t - 1's stage.
+//   persistent        one block per SM, taking tiles in bands of 16 tile rows (L2-aware
 //                     order); the producer loads the next tile while the consumers write C.
 //   clusters          2 x 1 clusters: the two blocks' tiles share B, and each block loads
 //                     half of it and multicasts it to both.
 //                cuBLASLt (the fastest of its heuristic's candidates, 32 MiB workspace,
-//                fp32 C) is the bar, timed in the same run.
+//                fp32 C) is the bar, timed in the same run: every row is measured twice, in
+//                turn (cuBLASLt first and last), and keeps its faster median.
 // Checked:       part 1's reference and bound gamma'_{3k+2} sum |a||b| at the awkward shapes,
 //                Freivalds' check of every row, C poisoned before every run, a guard after
 //                it. Rows of A and B are padded to 16 bytes (TMA's stride rule); the tensor
 //                maps' width is k, so partial tiles (any m, n, k) read zeros.
 // Bottleneck:    tma-wgmma and bigger-tile: every warp waits for every copy and every
-//                multiply (a __syncthreads a stage); warp-specialized: a block's start and
-//                its epilogue with the tensor cores idle; persistent and clusters: L2 and
-//                the power limit.
+//                multiply (a __syncthreads a stage); warp-specialized: each consumer idles
+//                while its last wgmma drains; in-flight: a block's start and its epilogue
+//                with the tensor cores idle; persistent: L2's bandwidth to the SMs (48 KiB
+//                a k-tile for each SM); clusters: the power limit.
 // Needs:         sm_90a (H100, H200): the build adds -gencode arch=compute_90a,code=sm_90a to
 //                this chapter; any other GPU or build prints one line and exits 77.
-// Steps:         tma-wgmma, bigger-tile, warp-specialized, persistent, clusters
+// Steps:         tma-wgmma, bigger-tile, warp-specialized, in-flight, persistent, clusters
 // Run:           build/chapters/21_hopper_gemm [--size 4096 | --m M --n N --k K]
 //                [--variant clusters] [--json]
+//                build/chapters/21_hopper_gemm --sweep [--variant clusters] [--json]
 //                build/chapters/21_hopper_gemm --verify-only [--large | --m M --n N --k K]
 #include <cstdint>
 #include <vector>
@@ -124,7 +129,7 @@ void launch_tma_wgmma(const Args& a) {
       cudaSuccess;
   if (!raised) CUDA_CHECK(cudaErrorInvalidValue);
   const dim3 grid(static_cast<unsigned>(sw::ceil_div(a.n, kTileN)),
-                  static_cast<unsigned>(sw::ceil_div(a.m, kTileM)));
+                  static_cast<unsigned>(sw::ceil_div(a.m, kTileM)));  // tile_blocks<kTileN>
   gemm_tma_wgmma<<<grid, kWarpgroup, kBytes>>>(tile_map(a.a, a.m, a.k, a.ld, kTileM),
                                                tile_map(a.b, a.n, a.k, a.ld, kTileN), a.c, a.m, a.n,
                                                a.k);
@@ -144,7 +149,7 @@ void launch_bigger_tile(const Args& a) {
       cudaSuccess;
   if (!raised) CUDA_CHECK(cudaErrorInvalidValue);
   const dim3 grid(static_cast<unsigned>(sw::ceil_div(a.n, kTileN)),
-                  static_cast<unsigned>(sw::ceil_div(a.m, kTileM)));
+                  static_cast<unsigned>(sw::ceil_div(a.m, kTileM)));  // tile_blocks<kTileN>
   gemm_bigger_tile<<<grid, 2 * kWarpgroup, kBytes>>>(tile_map(a.a, a.m, a.k, a.ld, kTileM),
                                                      tile_map(a.b, a.n, a.k, a.ld, kTileN), a.c,
                                                      a.m, a.n, a.k);
@@ -154,13 +159,14 @@ void launch_bigger_tile(const Args& a) {
 // sm_90a's image is the one loaded: the probe reports 1 only when compiled for it.
 __global__ void sm90a_probe(int* out) { *out = SW_SM90A ? 1 : 2; }
 
-// The step table, in the order the chapter teaches them.
+// The step table, in the order the chapter teaches them, each with its grid's blocks.
 const std::vector<Step> kSteps = {
-    {"tma-wgmma", launch_tma_wgmma},
-    {"bigger-tile", launch_bigger_tile},
-    {"warp-specialized", launch_warp_specialized},
-    {"persistent", launch_persistent},
-    {"clusters", launch_clusters},
+    {"tma-wgmma", launch_tma_wgmma, tile_blocks<128>},
+    {"bigger-tile", launch_bigger_tile, tile_blocks<256>},
+    {"warp-specialized", launch_warp_specialized, tile_blocks<256>},
+    {"in-flight", launch_in_flight, tile_blocks<256>},
+    {"persistent", launch_persistent, persistent_blocks},
+    {"clusters", launch_clusters, cluster_blocks},
 };
 
 }  // namespace

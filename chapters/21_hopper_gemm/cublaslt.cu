@@ -7,7 +7,6 @@
 // K-major, the layout cuBLASLt's Hopper kernels read fastest.
 #include <cublasLt.h>
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -89,12 +88,8 @@ void free_plan(LtPlan* p) {
   delete p;
 }
 
-std::string plan_text(const LtPlan* p) {
-  if (!p || !p->found) return "(no cuBLASLt algorithm)";
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "(cuBLASLt candidate %d of %d)", p->chosen + 1, p->offered);
-  return buf;
-}
+int plan_choice(const LtPlan* p) { return p && p->found ? p->chosen + 1 : 0; }
+int plan_offered(const LtPlan* p) { return p ? p->offered : 0; }
 
 // The vendor row: the kept candidate. None found (a shape cuBLASLt has no algorithm for):
 // nothing is written, and the poisoned C fails the check, naming the row.

@@ -26,6 +26,7 @@
 #include "common/bench/step.h"
 #include "common/hopper/freivalds.h"
 #include "common/problems/gemm.h"
+#include "sweep.h"
 
 namespace ch21 {
 
@@ -44,13 +45,17 @@ struct Args {
   const LtPlan* plan;  // the vendor row's (the steps ignore it)
 };
 using Launch = void (*)(const Args&);
-using Step = sw::bench::Step<Launch>;
+using Blocks = int64_t (*)(const Args&);  // the blocks a step's grid has (the table's blocks=)
+using Step = sw::bench::Step<Launch, Blocks>;
 
 // The vendor row: cuBLASLt's heuristic's candidates for this shape, each timed, the fastest
 // kept (cublaslt.cu). make_plan times them; launch_cublaslt runs the kept one.
 LtPlan* make_plan(const Args& a);
 void free_plan(LtPlan* p);
-std::string plan_text(const LtPlan* p);  // which algorithm won, for the row's note
+// Which candidate won (1 is the heuristic's first) and how many were offered: 0 and 0 when
+// none ran.
+int plan_choice(const LtPlan* p);
+int plan_offered(const LtPlan* p);
 void launch_cublaslt(const Args& a);
 
 // sm_90a's image ran on this GPU (a probe kernel of the chapter), or why not.
@@ -161,7 +166,10 @@ struct Problem {
 
   int64_t m = gm::kDefaultSide, n = gm::kDefaultSide, k = gm::kDefaultSide;
   int64_t size = gm::kDefaultSide;
-  bool large = false;
+  bool large = false, sweep = false;
+  // Every row is measured kRounds times, in turn (forward, then backward: cuBLASLt first
+  // and last), and keeps its fastest median: the bar and the steps under the same clocks.
+  static constexpr int kRounds = 2;
 
   void add_options(sw::Cli& cli, const sw::bench::Program<Step>&) {
     cli.add_int("--m", &m, 1, gm::kMaxSide, "rows of A and C");
@@ -169,6 +177,7 @@ struct Problem {
     cli.add_int("--k", &k, 1, gm::kMaxSide, "columns of A and B");
     cli.add_int("--size", &size, 1, gm::kMaxSide, "m = n = k (not with --m, --n, --k)");
     cli.add_flag("--large", &large, "with --verify-only: 8192^3 and 2^31 elements in one operand");
+    cli.add_flag("--sweep", &sweep, "time every row at each shape of sweep.h (no shape option)");
   }
   bool shape_given(const sw::Cli& cli) const {
     return cli.was_given("--m") || cli.was_given("--n") || cli.was_given("--k") ||
@@ -184,6 +193,10 @@ struct Problem {
     if (large && !asked.opt.verify_only) cli.reject("--large applies only with --verify-only");
     if (large && shape_given(cli))
       cli.reject("--large has its own shapes: not with a shape option");
+    if (sweep && asked.opt.verify_only)
+      cli.reject("--sweep times its shapes: not with --verify-only (which checks its own)");
+    if (sweep && shape_given(cli))
+      cli.reject("--sweep has its own shapes: not with a shape option");
   }
   static void require_fits(const sw::Gpu& gpu, const gm::Shape& s) {
     const int64_t ld = (s.k + kRowAlign - 1) / kRowAlign * kRowAlign;
@@ -199,7 +212,7 @@ struct Problem {
     std::exit(sw::kExitSkip);
   }
   std::vector<Step> rows(const std::vector<Step>& steps) const {
-    std::vector<Step> out = {{"cublaslt", launch_cublaslt, {}, "vendor"}};
+    std::vector<Step> out = {{"cublaslt", launch_cublaslt, nullptr, "vendor"}};
     out.insert(out.end(), steps.begin(), steps.end());
     return out;
   }
@@ -222,28 +235,50 @@ struct Problem {
     }
   }
 
-  void bench(const sw::bench::Session<Step>& s) const {
-    require_sm90a(s.gpu);
-    const gm::Shape shape{m, n, k};
-    require_fits(s.gpu, shape);
+  // The rows at one shape: measured in kRounds turns, then reported (cuBLASLt first).
+  void bench_shape(const sw::bench::Session<Step>& s, const gm::Shape& shape) const {
     const Input in(shape, static_cast<uint64_t>(s.opt.seed));
-    LtPlan* plan = make_plan(in.args(s.gpu.info.sm_count, nullptr));
-    const double bytes = 2.0 * static_cast<double>((m + n) * k) + 4.0 * static_cast<double>(m * n);
-    for (const Step& st : rows(s.steps)) {
-      const sw::bench::Row row{st.name,
-                               shape.madds(),
-                               bytes,
-                               1,
-                               false,
-                               st.role,
-                               2.0 * static_cast<double>(shape.madds())};
-      sw::Result r = sw::bench::measure(s.opt, row, ProductData{in}, st.launch,
-                                        in.args(s.gpu.info.sm_count, plan));
-      r.note = shape.text() + " bf16" + (st.launch == launch_cublaslt ? " " + plan_text(plan) : "");
+    const int sms = s.gpu.info.sm_count;
+    LtPlan* plan = make_plan(in.args(sms, nullptr));
+    const double bytes = 2.0 * static_cast<double>((shape.m + shape.n) * shape.k) +
+                         4.0 * static_cast<double>(shape.m * shape.n);
+    const std::vector<Step> all = rows(s.steps);
+    std::vector<sw::Result> kept(all.size());
+    for (int round = 0; round < kRounds; ++round)
+      for (size_t j = 0; j < all.size(); ++j) {
+        const size_t i = round % 2 == 0 ? j : all.size() - 1 - j;
+        const sw::bench::Row row{all[i].name,
+                                 shape.madds(),
+                                 bytes,
+                                 1,
+                                 false,
+                                 all[i].role,
+                                 2.0 * static_cast<double>(shape.madds())};
+        const sw::Result r =
+            sw::bench::measure(s.opt, row, ProductData{in}, all[i].launch, in.args(sms, plan));
+        const bool faster = kept[i].ok && r.timing.ms_median < kept[i].timing.ms_median;
+        if (round == 0 || !r.ok || faster) kept[i] = r;  // a failed round stays failed
+      }
+    for (size_t i = 0; i < all.size(); ++i) {
+      sw::Result& r = kept[i];
+      r.note = shape.text() + " bf16";
       r.problem = kName;
+      if (all[i].more) r.extra["blocks"] = static_cast<double>(all[i].more(in.args(sms, plan)));
+      if (all[i].launch == launch_cublaslt) {
+        r.extra["lt_candidate"] = plan_choice(plan);
+        r.extra["lt_offered"] = plan_offered(plan);
+      }
       s.report.add(r);
     }
     free_plan(plan);
+  }
+
+  void bench(const sw::bench::Session<Step>& s) const {
+    require_sm90a(s.gpu);
+    const std::vector<gm::Shape> shapes =
+        sweep ? sweep_shapes() : std::vector<gm::Shape>{{m, n, k}};
+    for (const gm::Shape& shape : shapes) require_fits(s.gpu, shape);
+    for (const gm::Shape& shape : shapes) bench_shape(s, shape);
   }
 };
 

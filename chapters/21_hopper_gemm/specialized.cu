@@ -1,4 +1,5 @@
-// Chapter 21, steps 3 to 5: warp specialization, a persistent grid, clusters with multicast.
+// Chapter 21, steps 3 to 6: warp specialization, wgmma kept in flight, a persistent grid,
+// clusters with multicast.
 //
 // Three warpgroups per block. Warpgroup 0 is the producer: it gives registers back
 // (setmaxnreg.dec) and one of its threads only issues copies. Warpgroups 1 and 2 are the
@@ -7,12 +8,17 @@
 //   full[s]   the producer arrives with the stage's byte count (expect_tx); the copies
 //             complete it. Consumers wait on it.
 //   empty[s]  each consumer warpgroup arrives when its wgmmas have read the stage (in a
-//             cluster: on the stage's empty barrier of every block, since each block's
-//             copies write into both). The producer waits on it before refilling.
+//             cluster: on the stage's empty barrier of every block, one thread per block,
+//             since each block's copies write into both). The producer waits on it before
+//             refilling.
 // Use u of the ring (u counts k-tiles over all of a block's tiles) is stage u % 4 in phase
 // (u / 4) % 2: consumers wait for full's phase of that parity; the producer waits for
 // empty's phase of the other parity, which a fresh barrier counts as complete (the first
 // round of the ring needs no release).
+// Step 3 waits for each k-tile's wgmmas (wait_group 0) before releasing its stage: the
+// warpgroup issues nothing while its last wgmma drains. From step 4 on, a consumer issues
+// k-tile t's wgmmas, then waits until only they are in flight (wait_group 1) and releases
+// k-tile t - 1's stage: the tensor cores always have the next group queued.
 #include <algorithm>
 #include <cstdint>
 
@@ -27,7 +33,10 @@ constexpr int kThreads = 3 * kWarpgroup;
 constexpr int kProducerRegs = 40, kConsumerRegs = 232;  // 128 x 40 + 256 x 232 <= 65536
 constexpr uint32_t kBBytes = kTileN * kRowBytes, kStage = kABytes + kBBytes;  // 48 KiB
 constexpr int kSharedBytes = kStages * kStage + kAlignSlack + kBarrierBytes;
-constexpr int kGroup = 8;  // tile rows per band of the persistent order (hp::tile_of)
+// Tile rows per band of the persistent order (hp::tile_of): the 132 tiles a wave of an H100
+// holds then span about 16 tile rows (2048 rows of A) and 8 tile columns (2048 rows of B),
+// the fewest bytes of A and B for 132 tiles of 128 x 256.
+constexpr int kGroup = 16;
 static_assert(2 * kStages * 8 <= kBarrierBytes, "the mbarriers fit");
 static_assert(kWarpgroup * (kProducerRegs + 2 * kConsumerRegs) <= 65536, "the SM's registers");
 static_assert(kHalfN == 128, "each consumer: one m64n256k16 accumulator");
@@ -35,8 +44,9 @@ static_assert(kHalfN == 128, "each consumer: one m64n256k16 accumulator");
 // One block's work (see the top of this file). kPersistent: the block takes units
 // blockIdx.x / kCluster, + gridDim.x / kCluster, ... in the order of hp::tile_of with bands of
 // `group` unit rows; else unit blockIdx.x / kCluster alone. A unit is kCluster tiles stacked
-// down (the cluster's blocks, rank r taking the r-th), sharing their tile of B.
-template <bool kPersistent, int kCluster>
+// down (the cluster's blocks, rank r taking the r-th), sharing their tile of B. kInFlight:
+// the consumers keep one group of wgmmas in flight (steps 4 to 6).
+template <bool kPersistent, int kCluster, bool kInFlight>
 __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             float* C, int m, int n, int k, int group) {
 #if SW_SM90A
@@ -87,7 +97,16 @@ __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUte
     }
   } else {  // a consumer: rows 64 (wg - 1) .. of the tile
     hp::setmaxnreg_inc<kConsumerRegs>();
-    const int rows = (threadIdx.x / kWarpgroup - 1) * kWgmmaM;
+    const int rows = (threadIdx.x / kWarpgroup - 1) * kWgmmaM, lane = threadIdx.x % kWarpgroup;
+    // This warpgroup is done with stage s: one arrival on its empty barrier in every block
+    // of the cluster, thread c arriving at block c (the arrivals side by side).
+    auto release = [&](uint32_t s) {
+      if constexpr (kCluster == 1) {
+        if (lane == 0) hp::mbar_arrive(&empty[s]);
+      } else if (lane < kCluster) {
+        hp::mbar_arrive_cluster(&empty[s], static_cast<uint32_t>(lane));
+      }
+    };
     uint32_t use = 0;
     float d[kHalfN];
     for (int64_t u = first; u < units; u += stride) {
@@ -96,7 +115,7 @@ __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUte
       for (int i = 0; i < kHalfN; ++i) d[i] = 0.0f;
       hp::fence_registers(d);
       for (int t = 0; t < tiles_k; ++t, ++use) {
-        const int s = use % kStages;
+        const uint32_t s = use % kStages;
         hp::mbar_wait(&full[s], (use / kStages) & 1);
         const uint32_t a_tile = hp::smem_u32(base + s * kStage) + rows * kRowBytes;
         const uint32_t b_tile = hp::smem_u32(base + s * kStage + kABytes);
@@ -105,58 +124,79 @@ __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUte
         for (int kk = 0; kk < kTileK / hp::kWgmmaK; ++kk)
           hp::wgmma_bf16(d, desc_at(a_tile, kk), desc_at(b_tile, kk));
         hp::wgmma_commit();
-        hp::wgmma_wait<0>();
-        hp::fence_registers(d);
-        if (threadIdx.x % kWarpgroup == 0) {  // this warpgroup is done with stage s
-          if constexpr (kCluster == 1)
-            hp::mbar_arrive(&empty[s]);
-          else
-            for (int c = 0; c < kCluster; ++c) hp::mbar_arrive_cluster(&empty[s], c);
+        if constexpr (kInFlight) {
+          hp::wgmma_wait<1>();  // k-tile t - 1's wgmmas are done: its stage is free
+          if (t > 0) release((use + kStages - 1) % kStages);
+        } else {
+          hp::wgmma_wait<0>();
+          release(s);
         }
       }
+      if constexpr (kInFlight) {  // the tile's last k-tile
+        hp::wgmma_wait<0>();
+        release((use + kStages - 1) % kStages);
+      }
+      hp::fence_registers(d);
       store_accumulators(C, m, n, (tile.m * kCluster + rank) * kTileM + rows, tile.n * kTileN, d);
     }
   }
-  if constexpr (kCluster > 1) hp::cluster_sync();  // no block leaves while others may write to it
+  if constexpr (kCluster > 1) {  // no block leaves while others may write to it
+    __syncwarp();  // the producer's thread 0 back with its warp (the barrier is .aligned)
+    hp::cluster_sync();
+  }
 #endif
 }
 
-// Step 3: one tile per block, tiles row after row.
+// Step 3: one tile per block, tiles row after row, each k-tile's wgmmas waited for.
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_warp_specialized(const __grid_constant__ CUtensorMap map_a,
                           const __grid_constant__ CUtensorMap map_b, float* C, int m, int n,
                           int k) {
-  specialized<false, 1>(&map_a, &map_b, C, m, n, k, 1);
+  specialized<false, 1, false>(&map_a, &map_b, C, m, n, k, 1);
 }
-// Step 4: one block per SM, tiles in bands of kGroup tile rows.
+// Step 4: step 3 with one group of wgmmas kept in flight.
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_in_flight(const __grid_constant__ CUtensorMap map_a,
+                   const __grid_constant__ CUtensorMap map_b, float* C, int m, int n, int k) {
+  specialized<false, 1, true>(&map_a, &map_b, C, m, n, k, 1);
+}
+// Step 5: one block per SM, tiles in bands of kGroup tile rows.
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_persistent(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b, float* C, int m, int n, int k) {
-  specialized<true, 1>(&map_a, &map_b, C, m, n, k, kGroup);
+  specialized<true, 1, true>(&map_a, &map_b, C, m, n, k, kGroup);
 }
-// Step 5: persistent clusters of 2 blocks stacked down, B multicast.
+// Step 6: persistent clusters of 2 blocks stacked down, B multicast.
+constexpr int kCluster = 2;
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_clusters(const __grid_constant__ CUtensorMap map_a,
                   const __grid_constant__ CUtensorMap map_b, float* C, int m, int n, int k) {
-  specialized<true, 2>(&map_a, &map_b, C, m, n, k, kGroup / 2);
+  specialized<true, kCluster, true>(&map_a, &map_b, C, m, n, k, kGroup / kCluster);
 }
 
 using Kernel = void (*)(CUtensorMap, CUtensorMap, float*, int, int, int);
 
-// The launch of a specialized kernel: blocks (a multiple of `cluster`), clusters of `cluster`
-// blocks, kSharedBytes of dynamic shared memory each.
-void launch(Kernel kernel, const Args& a, int64_t blocks, int cluster, int box_b) {
+// A launch's configuration: blocks (a multiple of `cluster`), clusters of `cluster` blocks,
+// kSharedBytes of dynamic shared memory each. `attr` names the cluster's shape.
+cudaLaunchConfig_t config_of(Kernel kernel, int64_t blocks, int cluster,
+                             cudaLaunchAttribute* attr) {
   CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim = {static_cast<unsigned>(cluster), 1, 1};
+  *attr = {};
+  attr->id = cudaLaunchAttributeClusterDimension;
+  attr->val.clusterDim = {static_cast<unsigned>(cluster), 1, 1};
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(blocks));
   config.blockDim = dim3(kThreads);
   config.dynamicSmemBytes = kSharedBytes;
-  config.attrs = &attr;
+  config.attrs = attr;
   config.numAttrs = 1;
+  return config;
+}
+
+void launch(Kernel kernel, const Args& a, int64_t blocks, int cluster, int box_b) {
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t config = config_of(kernel, blocks, cluster, &attr);
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, tile_map(a.a, a.m, a.k, a.ld, kTileM),
                                 tile_map(a.b, a.n, a.k, a.ld, box_b), a.c, a.m, a.n, a.k));
   CHECK_LAUNCH();
@@ -171,37 +211,39 @@ int64_t units(const Args& a, int cluster) {
 
 void launch_warp_specialized(const Args& a) {
   using namespace specialized;
-  launch(gemm_warp_specialized, a, units(a, 1), 1, kTileN);
+  launch(gemm_warp_specialized, a, tile_blocks<kTileN>(a), 1, kTileN);
 }
 
+void launch_in_flight(const Args& a) {
+  using namespace specialized;
+  launch(gemm_in_flight, a, tile_blocks<kTileN>(a), 1, kTileN);
+}
+
+int64_t persistent_blocks(const Args& a) {
+  return std::min<int64_t>(a.sms, specialized::units(a, 1));
+}
 void launch_persistent(const Args& a) {
   using namespace specialized;
-  launch(gemm_persistent, a, std::min<int64_t>(a.sms, units(a, 1)), 1, kTileN);
+  launch(gemm_persistent, a, persistent_blocks(a), 1, kTileN);
 }
 
 // As many clusters as fit on the GPU at once (cudaOccupancyMaxActiveClusters: the GPCs decide,
-// not SMs / 2), at most one per unit.
-void launch_clusters(const Args& a) {
+// not SMs / 2), at most one per unit; the table's blocks= shows the grid.
+int64_t cluster_blocks(const Args& a) {
   using namespace specialized;
-  constexpr int kCluster = 2;
   static int fit = 0;
   if (fit == 0) {
-    CUDA_CHECK(cudaFuncSetAttribute(gemm_clusters, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    kSharedBytes));
-    cudaLaunchAttribute attr{};
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim = {kCluster, 1, 1};
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>(a.sms / kCluster * kCluster));
-    config.blockDim = dim3(kThreads);
-    config.dynamicSmemBytes = kSharedBytes;
-    config.attrs = &attr;
-    config.numAttrs = 1;
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t config =
+        config_of(gemm_clusters, a.sms / kCluster * kCluster, kCluster, &attr);
     CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, gemm_clusters, &config));
     if (fit < 1) CUDA_CHECK(cudaErrorInvalidConfiguration);
   }
-  launch(gemm_clusters, a, std::min<int64_t>(fit, units(a, kCluster)) * kCluster, kCluster,
-         kTileN / kCluster);
+  return std::min<int64_t>(fit, units(a, kCluster)) * kCluster;
+}
+void launch_clusters(const Args& a) {
+  using namespace specialized;
+  launch(gemm_clusters, a, cluster_blocks(a), kCluster, kTileN / kCluster);
 }
 
 }  // namespace ch21

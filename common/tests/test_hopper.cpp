@@ -1,6 +1,7 @@
 // Chapter 21's host arithmetic (common/hopper/arith.h, freivalds.h): the 128-byte swizzle,
 // the wgmma descriptor's bit fields, the accumulator layout, the tensor-map parameters and
-// their limits, box starts, the tile order, and Freivalds' check.
+// their limits, box starts, the tile order, and Freivalds' check; and the power window's
+// average (common/gpu_sensors.h).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/gpu_sensors.h"
 #include "common/hopper/arith.h"
 #include "common/hopper/freivalds.h"
 
@@ -167,4 +169,12 @@ TEST_CASE("Freivalds' check passes a right product and fails a wrong one") {
   Small zero = s;  // a row never written (zeros where the product is not)
   for (int64_t j = 0; j < s.n; ++j) zero.c[2 * s.n + j] = 0;
   CHECK_FALSE(hp::freivalds(zero.c.data(), s.a.data(), s.bt.data(), s.m, s.n, s.k, 7).empty());
+}
+
+TEST_CASE("a power window's average: delta energy over delta time, NaN where it cannot tell") {
+  const sw::EnergyReading before{1000.0, 50.0};
+  CHECK(sw::average_power_w(before, {1150.0, 50.5}) == doctest::Approx(300.0));
+  CHECK(std::isnan(sw::average_power_w(before, {1000.0, 50.5})));       // the counter did not move
+  CHECK(std::isnan(sw::average_power_w(before, {1010.0, 50.01})));      // 10 ms: too short
+  CHECK(std::isnan(sw::average_power_w({NAN, 50.0}, {1150.0, 50.5})));  // no counter
 }
