@@ -56,7 +56,11 @@ reference level; norm=first divides each line by its value at the smallest x (a 
 ideal=1 draws y = x beside it. Each variant keeps one colour and marker in every plot of its chapter, and
 each GPU one line style. logx=1 labels
 x as 2^k for n and as plain numbers otherwise; logx=2 as 2^k always. legend=right
-puts the legend beside the axes, for plots with many lines.
+puts the legend beside the axes, for plots with many lines. kind=timeline draws chapter 12's
+end-to-end rows to scale. kind=roofline gpu=<name> draws one GPU's roofline: each chapter with
+floating-point work (ROOFLINE_PROBLEMS) at its arithmetic intensity (flops / bytes) and GFLOP/s,
+under the copy bandwidth times x and the compute ceilings of the same results file
+(chapters=... narrows the chapters drawn).
 
 Comparatives. A word that compares measured figures (faster, inside a predicted range,
 met, largest, the prediction held) is a word marker: words="a|b|c" and an expr whose value
@@ -1194,6 +1198,8 @@ def noise_probe_table(rel, doc_path):
 # --- plots -----------------------------------------------------------------------------
 
 def plot_block(attrs, results, order, doc_path, draw):
+    if attrs.get("kind") == "roofline":
+        return roofline_block(attrs, results, order, doc_path, draw)
     file = attrs["file"]
     title = attrs.get("title", "")
     rel = os.path.relpath(os.path.join(PLOTS, file), os.path.dirname(doc_path))
@@ -1234,6 +1240,184 @@ def variant_style(results, chapters, variant):
                 order.append(base_variant(r["variant"]))
     i = order.index(base_variant(variant)) if base_variant(variant) in order else len(order)
     return PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)]
+
+
+# --- the roofline ----------------------------------------------------------------------
+#
+# kind=roofline gpu=<name>: every chapter that does floating-point work, on one picture per GPU.
+# x is the arithmetic intensity, the FLOPs a row must do per byte it must move (its "flops" and
+# "bytes" fields); y the GFLOP/s it attained. The roof is the measured copy bandwidth times x,
+# capped by the compute ceilings measured on the same GPU.
+
+# The problems drawn: FLOPs per unit of the record's n (used only where a record has no "flops"
+# field) and which inputs (notes) count. The others (histograms, transposes, top-2, compaction,
+# sorting) do no floating-point arithmetic; chapter 14's sums run on several GPUs.
+ROOFLINE_PROBLEMS = {
+    "sum": (1, lambda note: note == ""),                # one fp32 add per 4-byte element: 0.25 FLOP/B
+    "dot": (2, lambda note: note == ""),                # a multiply and an add per 8 bytes: 0.25 FLOP/B
+    "scan": (1, lambda note: note == "f32 inclusive"),  # one fp32 add per 8 bytes (read, written): 0.125
+    "sgemm": (2, lambda note: "alpha=" not in note),   # n = m n k multiply-adds: 2mnk / (4(mk + kn + mn))
+    "gemm": (2, lambda note: re.search(r"\bbf16\b", note) and "alpha=" not in note),  # 2mnk / (2(mk + kn) + 4mn)
+}
+FP32_LANES_PER_SM = {"7.5": 64, "8.0": 64, "8.6": 128, "8.9": 128, "9.0": 128}  # FMA lanes, by compute capability
+
+
+def roofline_flops(r):
+    return r.get("flops") or ROOFLINE_PROBLEMS[r["problem"]][0] * r["n"]
+
+
+def roofline_gflops(r):
+    return roofline_flops(r) / (r["ms_median"] * 1e-3) / 1e9
+
+
+def roofline_points(records):
+    """[(record, "step" or "vendor")]: per chapter and problem, at the chapter's largest size of the
+    input drawn, its fastest step; and each library once per problem (from the last chapter that
+    measured it)."""
+    points, vendors = [], {}
+    groups = {}
+    for r in records:
+        spec = ROOFLINE_PROBLEMS.get(r["problem"])
+        if (spec and r["role"] in ("step", "vendor") and spec[1](r.get("note") or "") and r.get("bytes")
+                and r.get("ms_median") and r.get("ok", True)):
+            groups.setdefault((r["chapter"], r["problem"]), []).append(r)
+    for (chapter, problem), rows in sorted(groups.items()):
+        steps = [r for r in rows if r["role"] == "step"]
+        if not steps:
+            continue
+        n = max(r["n"] for r in steps)
+        points.append((max((r for r in steps if r["n"] == n), key=roofline_gflops), "step"))
+        for r in rows:
+            if r["role"] == "vendor" and r["n"] == n:
+                vendors[(problem, r["variant"])] = r  # the later chapter's replaces the earlier's
+    return points + [(r, "vendor") for r in vendors.values()]
+
+
+def roofline_ceilings(data, points):
+    """[(GFLOP/s, label, line style, record or None)]: chapter 20's mma-roof (bf16); chapter 19's
+    library row, or where it is missing the fp32 FMA peak derived from the SM count and clock."""
+    out = []
+    roofs = [r for r in data["records"] if r["chapter"] == "20" and r["variant"] == "mma-roof"
+             and r["role"] == "ceiling" and re.search(r"\bbf16\b", r.get("note") or "") and r.get("tflops")]
+    if roofs:
+        out.append((roofs[0]["tflops"] * 1000, "tensor cores, bf16 mma.sync: chapter 20's mma-roof (measured)",
+                    "-", roofs[0]))
+    sgemm = [r for r, kind in points if kind == "vendor" and r["problem"] == "sgemm"]
+    if sgemm:
+        out.append((roofline_gflops(sgemm[0]), f"fp32 CUDA cores: chapter 19's {sgemm[0]['variant']} SGEMM "
+                    "(measured, a vendor kernel, not the peak)", "--", sgemm[0]))
+    else:
+        m = data["meta"]
+        lanes = FP32_LANES_PER_SM.get(m.get("cc"))
+        if lanes and m.get("sm_count") and m.get("sm_clock_mhz"):
+            out.append((2 * m["sm_count"] * lanes * m["sm_clock_mhz"] * 1e6 / 1e9,
+                        f"fp32 FMA peak, 2 x {m['sm_count']} SMs x {lanes} lanes x {m['sm_clock_mhz']:,.0f} MHz: "
+                        "derived from the SM count and clock (not measured)", ":", None))
+    return out
+
+
+def roofline_block(attrs, results, order, doc_path, draw):
+    wanted = attrs.get("gpu", order[0] if order else None)
+    name = resolve_gpu(wanted, results) if wanted else None
+    if name not in results:
+        raise Missing(f"no results file docs/runs/results/{wanted}*.json")
+    data = results[name]
+    points = roofline_points(select(data["records"], attrs))
+    if not points:
+        raise Missing("no record of a problem with floating-point work")
+    ceilings = roofline_ceilings(data, points)
+    file, title = attrs["file"], attrs.get("title", "")
+    if draw:
+        draw_roofline(data, points, ceilings, os.path.join(PLOTS, file), title)
+    drawn = {r["chapter"] for r, _ in points}
+    left = sorted({r["chapter"] for r in data["records"] if r["role"] == "step"} - drawn)
+    derived = [label for _, label, _, rec in ceilings if rec is None]
+    caption = ("*x: the FLOPs a row must do per byte it must move (sums 1 add per 4-byte element, the dot "
+               "product 2 FLOPs per 8 bytes, the fp32 scan 1 add per 8 bytes, GEMM 2mnk over its operands "
+               "moved once); y: FLOPs over the median time. Filled: each chapter's fastest step at its "
+               "largest size; hollow: the library, once per problem. The slanted roof is the measured "
+               "device-to-device copy times x; the flat ones are the compute ceilings measured on this GPU"
+               + (" and " + "; ".join(derived) if derived else "") + ". "
+               + (f"Not drawn: {chapter_span(left)}, which count no floating-point operations (histograms, "
+                  "transposes, top-2, compaction, sorting) or run on several GPUs (14)." if left else "") + "*")
+    rel = os.path.relpath(os.path.join(PLOTS, file), os.path.dirname(doc_path))
+    rows = [r for r, _ in points] + [rec for _, _, _, rec in ceilings if rec is not None]
+    return (f"\n![{title or file}]({rel})\n\n{caption}\n\n"
+            + source_line(name, data, doc_path, rows, results) + "\n")
+
+
+def draw_roofline(data, points, ceilings, path, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter
+
+    copy = meta_get(data, "copy_gbps")
+    xy = [(roofline_flops(r) / r["bytes"], roofline_gflops(r), r, kind) for r, kind in points]
+    top = max([c for c, *_ in ceilings] + [y for _, y, _, _ in xy])
+    x_lo = min(x for x, *_ in xy) / 12
+    x_hi = max([x for x, *_ in xy] + [c / copy for c, *_ in ceilings]) * 8
+    fig, ax = plt.subplots(figsize=(10, 7.4), dpi=110)
+    ridge = top / copy
+    ax.plot([x_lo, ridge], [copy * x_lo, top], color="#4477aa", lw=2, zorder=2)
+    handles = [Line2D([], [], color="#4477aa", lw=2, label=f"memory: measured copy {copy:,.0f} GB/s x FLOP/B")]
+    for level, label, ls, _ in ceilings:
+        ax.plot([level / copy, x_hi], [level, level], color="black", ls=ls, lw=1.6, zorder=2)
+        handles.append(Line2D([], [], color="black", ls=ls, lw=1.6,
+                              label=f"{level / 1000:,.1f} TFLOP/s, {label}; ridge at {level / copy:.3g} FLOP/B"))
+    chapters = sorted({r["chapter"] for _, _, r, _ in xy})
+    for x, y, r, kind in xy:
+        color = PALETTE[chapters.index(r["chapter"]) % len(PALETTE)]
+        ax.plot([x], [y], marker="o" if kind == "step" else "D", ms=8 if kind == "step" else 9, ls="none",
+                color=color, mfc=color if kind == "step" else "none", mew=1.6, zorder=4)
+    handles += [Line2D([], [], marker="o", ls="none", color="gray", label="a chapter's fastest step (GFLOP/s)"),
+                Line2D([], [], marker="D", ls="none", color="gray", mfc="none", mew=1.6,
+                       label="the library (GFLOP/s)")]
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_lo, x_hi)
+    ax.set_ylim(min(y for _, y, _, _ in xy) / 4, top * 3)
+    fmt_num = FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
+    ax.xaxis.set_major_formatter(fmt_num)
+    ax.yaxis.set_major_formatter(fmt_num)
+    ax.set_xlabel("arithmetic intensity (FLOP per byte of DRAM traffic that must move)")
+    ax.set_ylabel("attained GFLOP/s")
+    ax.set_title(f"{title}\n{data['meta']['gpu']}", fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1)
+    fig.tight_layout()
+    label_columns(ax, fig, xy, {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(chapters)})
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
+
+
+def label_columns(ax, fig, xy, colors):
+    """A label per point ("06 two-pass: 765"), stacked without overlap beside each column of points
+    that share an x, in its chapter's colour: to the right where the next column (or the plot's edge) is a factor 30
+    away, else to the left; a thin line joins a label that had to move to its point. Run after the layout."""
+    line_pt, pt_per_px = 10.5, 72 / fig.dpi
+    columns = []
+    for p in sorted(xy, key=lambda p: (p[0], -p[1])):
+        if columns and abs(columns[-1][0][0] / p[0] - 1) < 0.01:
+            columns[-1].append(p)
+        else:
+            columns.append([p])
+    for i, col in enumerate(columns):
+        room = columns[i + 1][0][0] if i + 1 < len(columns) else ax.get_xlim()[1]
+        right = room / col[0][0] > 30
+        placed = None
+        for x, y, r, kind in sorted(col, key=lambda p: -p[1]):  # the highest first: each label at its point or below the last one
+            at = ax.transData.transform((x, y))[1] * pt_per_px
+            placed = at if placed is None else min(at, placed - line_pt)
+            text = f"{r['chapter']} {r['variant']}" + (" (library)" if kind == "vendor" else "") + f": {y:,.0f}"
+            moved = abs(placed - at) > 1
+            ax.annotate(text, (x, y), (12 if right else -12, placed - at), textcoords="offset points",
+                        ha="left" if right else "right", va="center", fontsize=7, zorder=5, color=colors[r["chapter"]],
+                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
+                        arrowprops={"arrowstyle": "-", "color": "gray", "lw": 0.5, "shrinkA": 0, "shrinkB": 4}
+                        if moved else None)
 
 
 def draw_timeline(attrs, series, results, path, title):
