@@ -138,6 +138,7 @@ double now_s() {
 }
 
 constexpr double kClockEveryS = 0.01;  // a power window's SM clock readings, 10 ms apart
+constexpr double kStepWaitS = 0.25;    // the longest wait for the energy counter to step
 
 }  // namespace
 
@@ -176,6 +177,12 @@ EnergyReading read_energy() {
 bool power_window_begin(PowerWindowState& w) {
   w.before = read_energy();
   if (!std::isfinite(w.before.joules)) return false;
+  const double start = w.before.seconds;
+  for (EnergyReading r = w.before; r.seconds - start < kStepWaitS; r = read_energy())
+    if (r.joules != w.before.joules) {  // the counter stepped: the window starts here
+      w.before = r;
+      break;
+    }
   for (void*& e : w.done) {
     cudaEvent_t event = nullptr;
     CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
@@ -196,12 +203,23 @@ bool power_window_more(PowerWindowState& w) {
     if (std::isfinite(mhz)) w.mhz.push_back(mhz);
     w.next_clock_s = now + kClockEveryS;
   }
-  return now - w.before.seconds < kPowerWindowS;
+  if (now - w.before.seconds < kPowerWindowS) return true;
+  const EnergyReading r = read_energy();  // the GPU still runs the queued run
+  if (!w.armed) {  // the window has lasted long enough: wait for the counter's next step
+    w.armed = true;
+    w.last_joules = r.joules;
+    return true;
+  }
+  if (r.joules != w.last_joules || now - w.before.seconds >= kPowerWindowS + kStepWaitS) {
+    w.after = r;
+    return false;
+  }
+  return true;
 }
 
 PowerWindow power_window_end(PowerWindowState& w) {
   CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(w.done[(w.runs - 1) % 2])));
-  const EnergyReading after = read_energy();
+  const EnergyReading after = std::isfinite(w.after.joules) ? w.after : read_energy();
   for (void* e : w.done) CUDA_CHECK(cudaEventDestroy(static_cast<cudaEvent_t>(e)));
   PowerWindow p;
   p.power_w = average_power_w(w.before, after);

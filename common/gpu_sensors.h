@@ -75,19 +75,27 @@ struct PowerWindow {
 
 // power_window's state between runs (gpu_sensors.cpp; no CUDA types in this header).
 struct PowerWindowState {
-  EnergyReading before;
+  EnergyReading before;                // the counter's first change after the window began
+  EnergyReading after;                 // its first change after kPowerWindowS (NaN until then)
+  bool armed = false;                  // kPowerWindowS has passed: the next step ends the window
+  double last_joules = NAN;            // the counter when it had
   void* done[2] = {nullptr, nullptr};  // cudaEvent_t: the end of the last two runs
   int runs = 0;
   double next_clock_s = 0;       // when to read the SM clock next
   std::vector<double> mhz = {};  // its readings
 };
-// Starts a window: false (and nothing to end) where the GPU has no energy counter.
+// Starts a window: false (and nothing to end) where the GPU has no energy counter. The
+// counter moves in steps (about every 10 to 100 ms): a window from one step to another
+// measures the energy of exactly its time, where a window between two arbitrary moments
+// is off by up to a step's energy at each end (on an H100, 890 W over 0.25 s on a 700 W
+// board). So the window waits for the counter's next step to begin, and ends at the first
+// step after kPowerWindowS, each wait at most kStepWaitS.
 bool power_window_begin(PowerWindowState& w);
 // After a run was launched: marks its end, waits for the run before it (one run stays
 // queued, so the GPU never idles for the host), reads the clock every 10 ms; false once
-// the window has lasted kPowerWindowS.
+// the window has lasted kPowerWindowS and the counter has stepped since (or kStepWaitS more).
 bool power_window_more(PowerWindowState& w);
-// Waits for the last run, reads the counter again.
+// Waits for the last run; the average power between the window's two counter steps.
 PowerWindow power_window_end(PowerWindowState& w);
 
 // `run` (one asynchronous run: launches, no synchronization) repeated back to back for at

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The single-pass candidates of chapters 16 and 17 side by side, in one short GPU session (issue 46).
+"""The single-pass candidates of chapters 16, 17 and 18 side by side, in one short GPU session (issue 46).
 
-usage: python3 chapters/16_scan/sweep.py BUILD_DIR [--chapter 16|17] [--older] [--only STEPS]
+usage: python3 chapters/16_scan/sweep.py BUILD_DIR [--chapter 16|17|18] [--older] [--only STEPS]
+                                         [--sizes 2^28,...] [--sort keys|pairs|both]
                                          [--reps N] [--repeat K] [--save FILE] [--dry-run]
 
 Runs the chapter's program once per candidate and size with --json, CUB measured in the
@@ -10,17 +11,22 @@ same process, every row checked by the program as in its default run:
       goal step); the candidates at 2^28, then some at 2^20 (about 2 minutes)
   17  BUILD_DIR/chapters/17_stream_compaction: keep 1 %, 50 % and 99 % at 2^28 (about
       1.5 minutes)
+  18  BUILD_DIR/chapters/18_radix_sort --sort both (--sort picks keys or pairs): the
+      onesweep steps at 2^28 and 2^20 (about 10 s a process at 2^28, the CPU's reference
+      sort included)
 Prints each row as the program measures it: the candidate (step and tile), its input, n,
-GB/s, % of the copy measured by that process, the ratio to CUB's GB/s in the same
-process, the median time, the check. CUB's rows are printed too (one per process: their
+GB/s and % of the copy measured by that process (chapter 18: GKey/s), the ratio to CUB's
+in the same process, the median time, the check. CUB's rows are printed too (one per process: their
 spread is the run-to-run noise). Ends with the best candidate per input and size.
 --older adds chapter 16's steps 9 to 12 at their tiles (about 1 minute more); --only
-keeps the candidates of the steps named (comma-separated). Exit 0 when every process
+keeps the candidates of the steps named (comma-separated); --sizes keeps only these sizes
+of each candidate's. Exit 0 when every process
 exited 0 and every row passed its check; 77 without a GPU; 1 otherwise.
 --repeat runs the whole list K times; --save writes every JSON record, each with its
 command, to FILE (JSON lines) for the results' evidence. --dry-run runs nothing: it has
 the program parse each command (with --list, which needs no GPU) and prints it, PASS or
-FAIL (the tests 16_scan-sweep-plan and 17_stream_compaction-sweep-plan: a renamed step
+FAIL (the tests 16_scan-sweep-plan, 17_stream_compaction-sweep-plan and
+18_radix_sort-sweep-plan: a renamed step
 or a tile it no longer takes fails).
 """
 import argparse
@@ -79,11 +85,24 @@ CANDIDATES = {
          "step 1 (the goal: one pass at least as fast at every ratio)", ["2^28"]),
     ],
 }
-PROGRAMS = {"16": "16_scan", "17": "17_stream_compaction"}
+BOTH = ["2^28", "2^20"]
+CANDIDATES["18"] = [  # steps 2, 4 and 5 dropped after the H100 sweep at 4c196e1 (docs/18)
+    ("onesweep-early", ["--tile-rows", "16", "--block", "256"],
+     "the baseline: step 3, the best step at 4c196e1 (H100, keys 0.73x)", BOTH),
+    ("onesweep-ahead", ["--tile-rows", "16", "--block", "256"],
+     "+ the keys (and values) of a tile 4 MiB ahead prefetched into the L2", BOTH),
+    ("onesweep-ahead", ["--tile-rows", "24", "--block", "256"], "the same at 24 x 256", ["2^28"]),
+    ("onesweep-ahead", ["--tile-rows", "20", "--block", "384"], "the same at 20 x 384", ["2^28"]),
+    ("onesweep-pause", ["--tile-rows", "16", "--block", "256"],
+     "+ pauses before the look-back's first poll and between polls", BOTH),
+    ("onesweep-pause", ["--tile-rows", "24", "--block", "256"], "the same at 24 x 256", ["2^28"]),
+    ("onesweep-pause", ["--tile-rows", "20", "--block", "384"], "the same at 20 x 384", ["2^28"]),
+]
+PROGRAMS = {"16": "16_scan", "17": "17_stream_compaction", "18": "18_radix_sort"}
 OWN_TILES = {"lookback-lean": ("6", "128"), "lookback-prefetch": ("6", "128"),
              "lookback-async": ("6", "128"), "lookback-l2-prefetch": ("6", "128")}  # the rest: 4 rows x 256 threads
 SKIP = 77
-TIMEOUT_S = 120  # one process; a 2^28 one takes about 10 s
+TIMEOUT_S = 180  # one process; a 2^28 one takes about 10 s
 
 
 def tile_of(extra, step):
@@ -94,18 +113,29 @@ def tile_of(extra, step):
     return f"{rows or own[0]}x{block or own[1]}"
 
 
-def command(exe, chapter, step, extra, size, reps):
+def command(exe, chapter, step, extra, size, reps, sort):
     cmd = [exe, "--n", size, "--variant", step, "--json"] + extra
     if chapter == "16":
         cmd[3:3] = ["--type", "all"]
+    if chapter == "18":
+        cmd[3:3] = ["--sort", sort]
     return cmd + (["--reps", str(reps)] if reps else [])
 
 
-def fmt_row(name, tile, r, cub):
-    vs = r["gbps"] / cub["gbps"] if cub and cub.get("gbps") else float("nan")
+def measure_of(rec):
+    """A row's input (its note, or chapter 18's problem: sort-keys, sort-pairs) and rate
+    (GB/s, or chapter 18's GKey/s)."""
+    if rec.get("problem", "").startswith("sort"):
+        return rec["problem"], rec.get("extra", {}).get("gkeys_s"), "GKey/s"
+    return rec.get("note", ""), rec.get("gbps"), "GB/s"
+
+
+def fmt_row(name, tile, r, vs):
+    note, rate, unit = measure_of(r)
     pct = r.get("pct_of_copy")
-    return (f"{name:<18} {tile:>6}  {r.get('note', ''):<14} n={r['n']:<10} "
-            f"{r['gbps']:8.0f} GB/s  {pct if pct is not None else float('nan'):5.1f}% of copy  "
+    copy = f"  {pct:5.1f}% of copy" if unit == "GB/s" and pct is not None else ""
+    return (f"{name:<18} {tile:>6}  {note:<14} n={r['n']:<10} "
+            f"{rate or float('nan'):8.2f} {unit}{copy}  "
             f"{vs:5.2f}x CUB  {1000 * r['ms_median']:9.1f} us  {'ok' if r['ok'] else 'FAIL'}")
 
 
@@ -123,19 +153,19 @@ def run_one(cmd, tile, best, saved):
             saved.write(json.dumps(dict(rec, command=" ".join(cmd[1:]))) + "\n")
         if rec.get("record") == "device":
             print(f"#   copy {rec.get('copy_gbps', 0):.0f} GB/s", flush=True)
-        if rec.get("record") != "result":
+        if rec.get("record") != "result" or rec.get("role") == "cpu":
             continue
         rows += 1
-        name, note = rec["variant"], rec.get("note")
+        name = rec["variant"]
+        note, rate, _ = measure_of(rec)
         if name == "cub":
-            cubs[note] = rec
-        print(fmt_row(name, "-" if name == "cub" else tile, rec, cubs.get(note)), flush=True)
+            cubs[note] = rate
+        vs = rate / cubs[note] if rate and cubs.get(note) else float("nan")
+        print(fmt_row(name, "-" if name == "cub" else tile, rec, vs), flush=True)
         failed = failed or not rec["ok"]
-        if name != "cub" and rec["ok"] and cubs.get(note):
-            vs = rec["gbps"] / cubs[note]["gbps"]
-            key = (note, rec["n"])
-            if key not in best or vs > best[key][0]:
-                best[key] = (vs, f"{name} {tile}", rec["gbps"], rec.get("pct_of_copy"))
+        key = (note, rec["n"])
+        if name != "cub" and rec["ok"] and vs == vs and (key not in best or vs > best[key][0]):
+            best[key] = (vs, name, tile, rec)
     err = p.stderr.read().strip()
     code = p.wait()
     timed_out = not timer.is_alive() and code != 0
@@ -148,7 +178,10 @@ def run_one(cmd, tile, best, saved):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build_dir")
-    ap.add_argument("--chapter", choices=sorted(PROGRAMS), default="16", help="16 (scan) or 17 (compaction)")
+    ap.add_argument("--chapter", choices=sorted(PROGRAMS), default="16",
+                    help="16 (scan), 17 (compaction) or 18 (radix sort)")
+    ap.add_argument("--sizes", default="", help="only these sizes of each candidate's (comma-separated)")
+    ap.add_argument("--sort", choices=["keys", "pairs", "both"], default="both", help="chapter 18: what to sort")
     ap.add_argument("--older", action="store_true", help="chapter 16: also steps 9 to 12 at their tiles")
     ap.add_argument("--only", default="", help="only the candidates of these steps (comma-separated)")
     ap.add_argument("--reps", type=int, default=0, help="timed runs per row (the program's default)")
@@ -172,6 +205,8 @@ def main():
     sizes = []
     for c in candidates:
         sizes += [s for s in c[3] if s not in sizes]
+    if args.sizes:
+        sizes = [s for s in sizes if s in args.sizes.split(",")]
     started, failed, best = time.time(), False, {}
     saved = open(args.save, "w", encoding="utf-8") if args.save and not args.dry_run else None
     for _ in range(args.repeat):
@@ -180,7 +215,7 @@ def main():
                 if size not in its_sizes:
                     continue
                 tile = tile_of(extra, step)
-                cmd = command(exe, args.chapter, step, extra, size, args.reps)
+                cmd = command(exe, args.chapter, step, extra, size, args.reps, args.sort)
                 if args.dry_run:  # the program parses each command (--list: no GPU needed)
                     p = subprocess.run(cmd + ["--list"], capture_output=True, text=True, timeout=60)
                     print(f"{'PASS' if p.returncode == 0 else 'FAIL'} {' '.join(cmd)}    # {why}")
@@ -200,8 +235,8 @@ def main():
     if args.dry_run:
         return 1 if failed else 0
     print("# best candidate per input (ratio to CUB in the same process):")
-    for (note, n), (vs, name, gbps, pct) in sorted(best.items(), key=lambda kv: (-kv[0][1], kv[0][0])):
-        print(f"#   {note:<14} n={n:<10} {name:<24} {gbps:8.0f} GB/s  {pct:5.1f}% of copy  {vs:5.2f}x CUB")
+    for _, (vs, name, tile, rec) in sorted(best.items(), key=lambda kv: (-kv[0][1], kv[0][0])):
+        print(f"#   {fmt_row(name, tile, rec, vs)}")
     print(f"# {time.time() - started:.0f} s; {'some check or run FAILED' if failed else 'every check ok'}")
     return 1 if failed else 0
 
