@@ -249,13 +249,7 @@ __global__ void __launch_bounds__(kMaxSortBlock)
 // The tiles of a pass are the tickets it must draw.
 void launch_onesweep(const ch18::SortCall& c) {
   const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
-  Count* counts = c.digits;
-  Count* bases = c.digits + kPasses * kDigits;
-  CUDA_CHECK(cudaMemsetAsync(counts, 0, sizeof(Count) * kPasses * kDigits, c.stream));
-  histogram_all<<<histogram_all_grid(c.n), kHistogramBlock, 0, c.stream>>>(c.keys_in, c.n, counts);
-  CHECK_LAUNCH();
-  digit_bases<<<kPasses, kDigits, 0, c.stream>>>(counts, bases);
-  CHECK_LAUNCH();
+  const Count* bases = histogram_and_bases(c);
   const bool pairs = c.values_in != nullptr;
   const auto pass = SortRows::pick(c.tile.rows, [&](auto r) {
     return pairs ? onesweep_pass<decltype(r)::value, true>

@@ -72,13 +72,7 @@ void launch_onesweep_early(const ch18::SortCall& c) {
   });
   const size_t sorted_bytes = sizeof(uint32_t) * c.tile.block * c.tile.rows * (pairs ? 2 : 1);
   ch16::allow_shared(pass, sorted_bytes);
-  Count* counts = c.digits;
-  const Count* bases = c.digits + kPasses * kDigits;
-  CUDA_CHECK(cudaMemsetAsync(counts, 0, sizeof(Count) * kPasses * kDigits, c.stream));
-  histogram_all<<<histogram_all_grid(c.n), kHistogramBlock, 0, c.stream>>>(c.keys_in, c.n, counts);
-  CHECK_LAUNCH();
-  digit_bases<<<kPasses, kDigits, 0, c.stream>>>(counts, c.digits + kPasses * kDigits);
-  CHECK_LAUNCH();
+  const Count* bases = histogram_and_bases(c);
   clear_first_pass(c, tiles);
   for (int p = 0; p < kPasses; ++p) {
     pass<<<tiles, c.tile.block, sorted_bytes, c.stream>>>(pass_args(c, bases, p, tiles));

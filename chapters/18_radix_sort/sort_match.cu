@@ -156,13 +156,7 @@ void launch_onesweep_match(const SortCall& c) {
   const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
   const PassKernel pass = match_pass(c);
   ch16::allow_shared(pass, sorted_bytes(c));
-  Count* counts = c.digits;
-  const Count* bases = c.digits + kPasses * kDigits;
-  CUDA_CHECK(cudaMemsetAsync(counts, 0, sizeof(Count) * kPasses * kDigits, c.stream));
-  histogram_all<<<histogram_all_grid(c.n), kHistogramBlock, 0, c.stream>>>(c.keys_in, c.n, counts);
-  CHECK_LAUNCH();
-  digit_bases<<<kPasses, kDigits, 0, c.stream>>>(counts, c.digits + kPasses * kDigits);
-  CHECK_LAUNCH();
+  const Count* bases = histogram_and_bases(c);
   clear_first_pass(c, tiles);
   for (int p = 0; p < kPasses; ++p) {
     pass<<<tiles, c.tile.block, sorted_bytes(c), c.stream>>>(pass_args(c, bases, p, tiles));
@@ -178,16 +172,14 @@ void launch_onesweep_hist(const SortCall& c) {
   const PassKernel pass = match_pass(c);
   ch16::allow_shared(pass, sorted_bytes(c));
   ch16::allow_shared(histogram_vec, kVecHistogramBytes);
-  Count* counts = c.digits;
-  const Count* bases = c.digits + kPasses * kDigits;
-  CUDA_CHECK(cudaMemsetAsync(counts, 0, sizeof(Count) * kPasses * kDigits, c.stream));
+  CUDA_CHECK(cudaMemsetAsync(c.digits, 0, sizeof(Count) * kPasses * kDigits, c.stream));
   const int64_t grid = std::min(
       sw::resident_grid(histogram_vec, kVecHistogramBlock, kVecHistogramBytes),
       std::max<int64_t>(1, sw::ceil_div(c.n, kVecHistogramBlock * kVecLoads * kKeysPerLoad)));
-  histogram_vec<<<grid, kVecHistogramBlock, kVecHistogramBytes, c.stream>>>(c.keys_in, c.n, counts);
+  histogram_vec<<<grid, kVecHistogramBlock, kVecHistogramBytes, c.stream>>>(c.keys_in, c.n,
+                                                                            c.digits);
   CHECK_LAUNCH();
-  digit_bases<<<kPasses, kDigits, 0, c.stream>>>(counts, c.digits + kPasses * kDigits);
-  CHECK_LAUNCH();
+  const Count* bases = bases_from_counts(c);
   clear_first_pass(c, tiles);
   for (int p = 0; p < kPasses; ++p) {
     pass<<<tiles, c.tile.block, sorted_bytes(c), c.stream>>>(pass_args(c, bases, p, tiles));

@@ -233,4 +233,23 @@ inline void clear_first_pass(const ch18::SortCall& c, int64_t tiles) {
   CUDA_CHECK(cudaMemsetAsync(c.state, 0, sizeof(Count) + word * kDigits * tiles, c.stream));
 }
 
+// digit_bases over the counts in c.digits (zeroed, then filled by a histogram pass): each
+// digit's base in every pass. Returns them: pass p's at bases + p * kDigits.
+inline Count* bases_from_counts(const ch18::SortCall& c) {
+  Count* bases = c.digits + kPasses * kDigits;
+  digit_bases<<<kPasses, kDigits, 0, c.stream>>>(c.digits, bases);
+  CHECK_LAUNCH();
+  return bases;
+}
+
+// What the onesweep launchers do before their passes: the counts of every digit of every
+// pass from one pass over the keys (histogram_all), then bases_from_counts.
+inline Count* histogram_and_bases(const ch18::SortCall& c) {
+  CUDA_CHECK(cudaMemsetAsync(c.digits, 0, sizeof(Count) * kPasses * kDigits, c.stream));
+  histogram_all<<<histogram_all_grid(c.n), kHistogramBlock, 0, c.stream>>>(c.keys_in, c.n,
+                                                                           c.digits);
+  CHECK_LAUNCH();
+  return bases_from_counts(c);
+}
+
 }  // namespace

@@ -179,23 +179,12 @@ struct Problem {
     cli.add_flag("--large", &large, "with --verify-only: 8192^3 and 2^31 elements in one operand");
     cli.add_flag("--sweep", &sweep, "time every row at each shape of sweep.h (no shape option)");
   }
-  bool shape_given(const sw::Cli& cli) const {
-    return cli.was_given("--m") || cli.was_given("--n") || cli.was_given("--k") ||
-           cli.was_given("--size");
-  }
   void validate(const sw::bench::Request<Step>& asked) {
     const sw::Cli& cli = asked.cli;
-    if (cli.was_given("--size")) {
-      if (cli.was_given("--m") || cli.was_given("--n") || cli.was_given("--k"))
-        cli.reject("--size sets m = n = k: give it or --m, --n, --k, not both");
-      m = n = k = size;
-    }
-    if (large && !asked.opt.verify_only) cli.reject("--large applies only with --verify-only");
-    if (large && shape_given(cli))
-      cli.reject("--large has its own shapes: not with a shape option");
+    gm::validate_shape(cli, asked.opt.verify_only, large, size, &m, &n, &k);
     if (sweep && asked.opt.verify_only)
       cli.reject("--sweep times its shapes: not with --verify-only (which checks its own)");
-    if (sweep && shape_given(cli))
+    if (sweep && gm::shape_given(cli))
       cli.reject("--sweep has its own shapes: not with a shape option");
   }
   static void require_fits(const sw::Gpu& gpu, const gm::Shape& s) {
@@ -219,9 +208,10 @@ struct Problem {
 
   void verify(const sw::bench::Session<Step>& s) const {
     require_sm90a(s.gpu);
-    const std::vector<gm::Shape> shapes = large                ? gm::large_shapes()
-                                          : shape_given(s.cli) ? std::vector<gm::Shape>{{m, n, k}}
-                                                               : verify_shapes();
+    const std::vector<gm::Shape> shapes = large ? gm::large_shapes()
+                                          : gm::shape_given(s.cli)
+                                              ? std::vector<gm::Shape>{{m, n, k}}
+                                              : verify_shapes();
     for (const gm::Shape& shape : shapes) require_fits(s.gpu, shape);
     for (const gm::Shape& shape : shapes) {
       const Input in(shape, static_cast<uint64_t>(s.opt.seed));

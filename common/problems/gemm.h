@@ -323,6 +323,24 @@ struct ProductData {
 // The results' problem column: "sgemm" (fp32) or "gemm" (16-bit inputs, the note names the type).
 inline const char* problem_name(InputType t) { return t == InputType::kFp32 ? "sgemm" : "gemm"; }
 
+// The shape options' checks of chapters 19 to 21 (exit 2 on a wrong combination): --size
+// sets m = n = k and excludes --m, --n and --k; --large, which has its own shapes, only
+// with --verify-only and without a shape option.
+inline bool shape_given(const Cli& cli) {
+  return cli.was_given("--m") || cli.was_given("--n") || cli.was_given("--k") ||
+         cli.was_given("--size");
+}
+inline void validate_shape(const Cli& cli, bool verify_only, bool large, int64_t size, int64_t* m,
+                           int64_t* n, int64_t* k) {
+  if (cli.was_given("--size")) {
+    if (cli.was_given("--m") || cli.was_given("--n") || cli.was_given("--k"))
+      cli.reject("--size sets m = n = k: give it or --m, --n, --k, not both");
+    *m = *n = *k = size;
+  }
+  if (large && !verify_only) cli.reject("--large applies only with --verify-only");
+  if (large && shape_given(cli)) cli.reject("--large has its own shapes: not with a shape option");
+}
+
 struct Problem {
   using Step = gemm::Step;
   static constexpr const char* kName = "sgemm";
@@ -374,24 +392,13 @@ struct Problem {
     return types.front();
   }
 
-  bool shape_given(const Cli& cli) const {
-    return cli.was_given("--m") || cli.was_given("--n") || cli.was_given("--k") ||
-           cli.was_given("--size");
-  }
   bool scale_given(const Cli& cli) const {
     return cli.was_given("--alpha") || cli.was_given("--beta");
   }
   // Options that do not apply to what was asked exit 2 (before the GPU starts).
   void validate(const bench::Request<Step>& asked) {
     const Cli& cli = asked.cli;
-    if (cli.was_given("--size")) {
-      if (cli.was_given("--m") || cli.was_given("--n") || cli.was_given("--k"))
-        cli.reject("--size sets m = n = k: give it or --m, --n, --k, not both");
-      m = n = k = size;
-    }
-    if (large && !asked.opt.verify_only) cli.reject("--large applies only with --verify-only");
-    if (large && shape_given(cli))
-      cli.reject("--large has its own shapes: not with a shape option");
+    validate_shape(cli, asked.opt.verify_only, large, size, &m, &n, &k);
     const bool configurable = std::any_of(asked.steps.begin(), asked.steps.end(),
                                           [](const Step& s) { return s.traits & kConfigurable; });
     if (cli.was_given("--config") && !configurable)
