@@ -61,7 +61,7 @@ failures = []
 # A copy is built for the tests only: PTX for one target (no machine code), no
 # optimisation of host or device code and no debug information.
 COPY_SETUP = ["-Demulate=t4", "-Dbuildtype=plain", "-Dcuda_args=-Xcicc=-O0"]
-SLOWEST_COPIES = ("scan", "reduce")  # the copies whose builds take longest (chapters 16-18 with CUB; five chapters)
+SLOWEST_COPIES = ("scan", "gemm", "reduce")  # the longest copies (16-18 with CUB; 19-20 with cuBLAS; five chapters)
 # What every copy compiles alike, compiled once into the shared ccache before the copies
 # build side by side (else each of them misses it at the same time).
 SHARED_TARGETS = ["common/libcommon_gpu.a", "common/libcommon_host.a", "common/device_query",
