@@ -48,8 +48,8 @@
 //                chained, decoupled-lookback, lookback-vec, lookback-noticket,
 //                lookback-early, lookback-backoff, lookback-lean, lookback-prefetch,
 //                lookback-async, lookback-l2-prefetch
-// Run:           build/chapters/16_scan [--n 2^28] [--type u32] [--variant lookback-vec]
-//                [--tile-rows 4 --block 256] [--verify-only [--large]] [--json]
+// Run:           build/chapters/16_scan [--n 2^28 [--verify-only] | --verify-only --large]
+//                [--type u32] [--variant lookback-vec] [--tile-rows 4 --block 256] [--json]
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -86,17 +86,15 @@ CANDIDATES = {
     ],
 }
 BOTH = ["2^28", "2^20"]
-CANDIDATES["18"] = [  # steps 2, 4 and 5 dropped after the H100 sweep at 4c196e1 (docs/18)
-    ("onesweep-early", ["--tile-rows", "16", "--block", "256"],
-     "the baseline: step 3, the best step at 4c196e1 (H100, keys 0.73x)", BOTH),
-    ("onesweep-ahead", ["--tile-rows", "16", "--block", "256"],
-     "+ the keys (and values) of a tile 4 MiB ahead prefetched into the L2", BOTH),
-    ("onesweep-ahead", ["--tile-rows", "24", "--block", "256"], "the same at 24 x 256", ["2^28"]),
-    ("onesweep-ahead", ["--tile-rows", "20", "--block", "384"], "the same at 20 x 384", ["2^28"]),
-    ("onesweep-pause", ["--tile-rows", "16", "--block", "256"],
-     "+ pauses before the look-back's first poll and between polls", BOTH),
-    ("onesweep-pause", ["--tile-rows", "24", "--block", "256"], "the same at 24 x 256", ["2^28"]),
-    ("onesweep-pause", ["--tile-rows", "20", "--block", "384"], "the same at 20 x 384", ["2^28"]),
+CANDIDATES["18"] = [  # steps 2, 4, 5 and 7 dropped after the H100 sweeps at 4c196e1 and 960b449
+    ("onesweep-ahead", ["--tile-rows", "20", "--block", "384"],
+     "the baseline: step 6, the best step at 960b449 (H100, keys 0.75x)", ["2^28"]),
+    ("onesweep-lean", ["--tile-rows", "24", "--block", "384"],
+     "step 6's tile in fewer instructions and registers a key", ["2^28"]),
+    ("onesweep-lean-hist", ["--tile-rows", "24", "--block", "384"],
+     "+ step 5's histogram pass", BOTH),
+    ("onesweep-lean-hist", ["--tile-rows", "20", "--block", "384"], "the same at 20 x 384", BOTH),
+    ("onesweep-lean-hist", ["--tile-rows", "16", "--block", "384"], "the same at 16 x 384", ["2^28"]),
 ]
 PROGRAMS = {"16": "16_scan", "17": "17_stream_compaction", "18": "18_radix_sort"}
 OWN_TILES = {"lookback-lean": ("6", "128"), "lookback-prefetch": ("6", "128"),

@@ -36,9 +36,9 @@
 // Bottleneck:    DRAM: the bytes that must move are n reads and count writes.
 // Steps:         three-pass, one-pass, one-pass-staged, one-pass-lean, one-pass-backoff,
 //                one-pass-l2-prefetch
-// Run:           build/chapters/17_stream_compaction [--n 2^28] [--keep 0.01]
-//                [--variant one-pass] [--tile-rows 4 --block 256] [--verify-only [--large]]
-//                [--json]
+// Run:           build/chapters/17_stream_compaction [--n 2^28 [--verify-only] |
+//                --verify-only --large] [--keep 0.01] [--variant one-pass]
+//                [--tile-rows 4 --block 256] [--json]
 #include <cstdint>
 #include <vector>
 

@@ -29,14 +29,19 @@
 //   onesweep-ahead  (sort_ahead.cuh) each tile first prefetches the keys (and values) of
 //                   the tile about 4 MiB ahead into the L2 (chapter 16's step 15).
 //   onesweep-pause  + the look-back pauses before its first poll and between polls.
+//   Steps 8 and 9 go back to step 6 (the pauses gave nothing), in sort_lean.cu:
+//   onesweep-lean       the same tile in fewer instructions and registers a key: its shape
+//                       compiled in, no bound checks but in the last tile, a digit in one
+//                       instruction, four a ballot bit, 32-bit places, 3 blocks an SM.
+//   onesweep-lean-hist  + step 5's histogram pass.
 //                cub::DeviceRadixSort in the same run; GKey/s (extra gkeys_s) next to
 //                the GB/s of one read and one write of every key (and value). The
 //                inputs, the reference, the checks and the rows: sort_problem.cu.
 // Bottleneck:    DRAM: four passes read and write every key (and value).
 // Steps:         three-kernel, onesweep, onesweep-early, onesweep-match, onesweep-hist,
-//                onesweep-ahead, onesweep-pause
-// Run:           build/chapters/18_radix_sort [--n 2^28] [--sort keys|pairs] [--variant onesweep]
-//                [--tile-rows 16 --block 256] [--verify-only [--large]] [--json]
+//                onesweep-ahead, onesweep-pause, onesweep-lean, onesweep-lean-hist
+// Run:           build/chapters/18_radix_sort [--n 2^28 [--verify-only] | --verify-only --large]
+//                [--sort keys|pairs] [--variant onesweep] [--tile-rows 16 --block 256] [--json]
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -285,7 +290,13 @@ const std::vector<ch18::Step> kSteps = {
     {"onesweep-match", ch18::launch_onesweep_match, {ch18::kMatchRows, ch18::kMatchBlock}},
     {"onesweep-hist", ch18::launch_onesweep_hist, {ch18::kMatchRows, ch18::kMatchBlock}},
     {"onesweep-ahead", launch_onesweep_ahead},
-    {"onesweep-pause", launch_onesweep_pause}};
+    {"onesweep-pause", launch_onesweep_pause},
+    {"onesweep-lean",
+     ch18::launch_onesweep_lean,
+     {ch18::kLeanRows, ch18::kLeanBlock, ch18::kLeanRowsCompiled}},
+    {"onesweep-lean-hist",
+     ch18::launch_onesweep_lean_hist,
+     {ch18::kLeanRows, ch18::kLeanBlock, ch18::kLeanRowsCompiled}}};
 // The tiles the kernels take (--tile-rows, --block) and the sweep tries.
 const sw::scan::TileChoices kTiles{
     SortRows::list(), kSortBlocks, kDefaultBlock, {8, 16, 24}, {256, 384, 512}};

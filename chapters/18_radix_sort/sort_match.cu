@@ -96,56 +96,6 @@ size_t sorted_bytes(const ch18::SortCall& c) {
 
 // --- step 5: onesweep-hist ----------------------------------------------------------------
 
-constexpr int kVecHistogramBlock = 1024;  // one block an SM: its counters take 128 KB
-constexpr int kVecLoads = 4;              // 16-byte loads in flight a thread: 16 keys
-constexpr int kKeysPerLoad = 4;
-
-// Every digit of every key, added to counts[pass][digit] as histogram_all does. Lane l of
-// every warp counts into copy l of the block's 4 x 256 counters, laid out so that all of
-// copy l lies in bank l: a warp's 32 atomics never share a bank. Each thread loads its
-// next 16 keys (4 x 16 bytes) before it counts any; block 0 counts the last n % 4 keys.
-// keys must be 16-byte aligned (SortData's buffers are cudaMalloc's).
-__global__ void __launch_bounds__(kVecHistogramBlock)
-    histogram_vec(const uint32_t* __restrict__ keys, int64_t n, Count* counts) {
-  extern __shared__ unsigned copies[];  // counter b of copy l: copies[b * 32 + l]
-  constexpr int kBins = kPasses * kDigits;
-  for (int i = threadIdx.x; i < kBins * sw::kWarp; i += kVecHistogramBlock) copies[i] = 0;
-  __syncthreads();
-  unsigned* mine = copies + threadIdx.x % sw::kWarp;
-  const auto count = [&](uint32_t key) {
-#pragma unroll
-    for (int p = 0; p < kPasses; ++p)
-      atomicAdd(&mine[(p * kDigits + digit_of(key, p * kDigitBits)) * sw::kWarp], 1u);
-  };
-  const uint4* vec = reinterpret_cast<const uint4*>(keys);
-  const int64_t vecs = n / kKeysPerLoad;
-  const int64_t step = int64_t{gridDim.x} * kVecHistogramBlock * kVecLoads;
-  for (int64_t i = int64_t{blockIdx.x} * kVecHistogramBlock * kVecLoads + threadIdx.x; i < vecs;
-       i += step) {
-    uint4 x[kVecLoads];
-#pragma unroll
-    for (int k = 0; k < kVecLoads; ++k)
-      if (i + k * kVecHistogramBlock < vecs) x[k] = vec[i + k * kVecHistogramBlock];
-#pragma unroll
-    for (int k = 0; k < kVecLoads; ++k)
-      if (i + k * kVecHistogramBlock < vecs) {
-        count(x[k].x);
-        count(x[k].y);
-        count(x[k].z);
-        count(x[k].w);
-      }
-  }
-  if (blockIdx.x == 0 && threadIdx.x < n % kKeysPerLoad)
-    count(keys[vecs * kKeysPerLoad + threadIdx.x]);
-  __syncthreads();
-  for (int b = threadIdx.x; b < kBins; b += kVecHistogramBlock) {  // lane t starts at copy t:
-    unsigned sum = 0;                                              // a warp's loads, 32 banks
-    for (int j = 0; j < sw::kWarp; ++j) sum += copies[b * sw::kWarp + (j + b) % sw::kWarp];
-    if (sum) atomicAdd(&counts[b], Count{sum});
-  }
-}
-constexpr size_t kVecHistogramBytes = sizeof(unsigned) * kPasses * kDigits * sw::kWarp;
-
 }  // namespace
 
 namespace ch18 {
@@ -165,21 +115,12 @@ void launch_onesweep_match(const SortCall& c) {
   *c.tickets = kPasses * tiles;
 }
 
-// Step 5, step 4's launcher with histogram_vec: as many blocks as the GPU holds at once
-// (one an SM), fewer for fewer keys.
+// Step 5, step 4's launcher with histogram_vec (sort_onesweep.cuh).
 void launch_onesweep_hist(const SortCall& c) {
   const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
   const PassKernel pass = match_pass(c);
   ch16::allow_shared(pass, sorted_bytes(c));
-  ch16::allow_shared(histogram_vec, kVecHistogramBytes);
-  CUDA_CHECK(cudaMemsetAsync(c.digits, 0, sizeof(Count) * kPasses * kDigits, c.stream));
-  const int64_t grid = std::min(
-      sw::resident_grid(histogram_vec, kVecHistogramBlock, kVecHistogramBytes),
-      std::max<int64_t>(1, sw::ceil_div(c.n, kVecHistogramBlock * kVecLoads * kKeysPerLoad)));
-  histogram_vec<<<grid, kVecHistogramBlock, kVecHistogramBytes, c.stream>>>(c.keys_in, c.n,
-                                                                            c.digits);
-  CHECK_LAUNCH();
-  const Count* bases = bases_from_counts(c);
+  const Count* bases = histogram_vec_and_bases(c);
   clear_first_pass(c, tiles);
   for (int p = 0; p < kPasses; ++p) {
     pass<<<tiles, c.tile.block, sorted_bytes(c), c.stream>>>(pass_args(c, bases, p, tiles));

@@ -1,7 +1,9 @@
 // Chapter 18's onesweep pieces, shared by 18_radix_sort.cu (step 2) and the steps after it
-// (sort_early.cu, sort_match.cu):
+// (sort_early.cuh, sort_ahead.cuh, sort_match.cu, sort_lean.cu):
 //   histogram_all, digit_bases  step 2's histogram pass of all four digits and the place
 //                    where each digit's keys start in each pass's output
+//   histogram_vec    steps 5 and 8's histogram pass: 16-byte loads, 16 keys in flight a
+//                    thread, a copy of the counters per lane
 //   PassArgs         what one pass kernel of steps 3 to 5 gets
 //   publish_digit, read_digit  a status word per tile and digit: 32 bits (a 2-bit flag,
 //                    a 30-bit count: n < 2^30) or, for more keys, 64 (chapter 16's layout)
@@ -57,6 +59,58 @@ inline int64_t histogram_all_grid(int64_t n) {
   return std::min<int64_t>(sw::ceil_div(n, kHistogramBlock),
                            sw::sm_count() * kHistogramBlocksPerSm);
 }
+
+// --- step 5's histogram pass (steps 5 and 8) ------------------------------------------------
+
+constexpr int kVecHistogramBlock = 1024;  // one block an SM: its counters take 128 KB
+constexpr int kVecLoads = 4;              // 16-byte loads in flight a thread: 16 keys
+constexpr int kKeysPerLoad = 4;
+
+// Every digit of every key, added to counts[pass][digit] as histogram_all does. Lane l of
+// every warp counts into copy l of the block's 4 x 256 counters, laid out so that all of
+// copy l lies in bank l: a warp's 32 atomics never share a bank. Each thread loads its
+// next 16 keys (4 x 16 bytes) before it counts any; block 0 counts the last n % 4 keys.
+// keys must be 16-byte aligned (SortData's buffers are cudaMalloc's).
+__global__ void __launch_bounds__(kVecHistogramBlock)
+    histogram_vec(const uint32_t* __restrict__ keys, int64_t n, Count* counts) {
+  extern __shared__ unsigned copies[];  // counter b of copy l: copies[b * 32 + l]
+  constexpr int kBins = kPasses * kDigits;
+  for (int i = threadIdx.x; i < kBins * sw::kWarp; i += kVecHistogramBlock) copies[i] = 0;
+  __syncthreads();
+  unsigned* mine = copies + threadIdx.x % sw::kWarp;
+  const auto count = [&](uint32_t key) {
+#pragma unroll
+    for (int p = 0; p < kPasses; ++p)
+      atomicAdd(&mine[(p * kDigits + digit_of(key, p * kDigitBits)) * sw::kWarp], 1u);
+  };
+  const uint4* vec = reinterpret_cast<const uint4*>(keys);
+  const int64_t vecs = n / kKeysPerLoad;
+  const int64_t step = int64_t{gridDim.x} * kVecHistogramBlock * kVecLoads;
+  for (int64_t i = int64_t{blockIdx.x} * kVecHistogramBlock * kVecLoads + threadIdx.x; i < vecs;
+       i += step) {
+    uint4 x[kVecLoads];
+#pragma unroll
+    for (int k = 0; k < kVecLoads; ++k)
+      if (i + k * kVecHistogramBlock < vecs) x[k] = vec[i + k * kVecHistogramBlock];
+#pragma unroll
+    for (int k = 0; k < kVecLoads; ++k)
+      if (i + k * kVecHistogramBlock < vecs) {
+        count(x[k].x);
+        count(x[k].y);
+        count(x[k].z);
+        count(x[k].w);
+      }
+  }
+  if (blockIdx.x == 0 && threadIdx.x < n % kKeysPerLoad)
+    count(keys[vecs * kKeysPerLoad + threadIdx.x]);
+  __syncthreads();
+  for (int b = threadIdx.x; b < kBins; b += kVecHistogramBlock) {  // lane t starts at copy t:
+    unsigned sum = 0;                                              // a warp's loads, 32 banks
+    for (int j = 0; j < sw::kWarp; ++j) sum += copies[b * sw::kWarp + (j + b) % sw::kWarp];
+    if (sum) atomicAdd(&counts[b], Count{sum});
+  }
+}
+constexpr size_t kVecHistogramBytes = sizeof(unsigned) * kPasses * kDigits * sw::kWarp;
 
 // Block p: where each digit's keys start in pass p's output (an exclusive scan).
 __global__ void __launch_bounds__(kDigits) digit_bases(const Count* counts, Count* bases) {
@@ -248,6 +302,20 @@ inline Count* histogram_and_bases(const ch18::SortCall& c) {
   CUDA_CHECK(cudaMemsetAsync(c.digits, 0, sizeof(Count) * kPasses * kDigits, c.stream));
   histogram_all<<<histogram_all_grid(c.n), kHistogramBlock, 0, c.stream>>>(c.keys_in, c.n,
                                                                            c.digits);
+  CHECK_LAUNCH();
+  return bases_from_counts(c);
+}
+
+// What steps 5 and 8 do before their passes: histogram_vec over the keys, as many blocks
+// as the GPU holds at once (one an SM), fewer for fewer keys, then bases_from_counts.
+inline Count* histogram_vec_and_bases(const ch18::SortCall& c) {
+  ch16::allow_shared(histogram_vec, kVecHistogramBytes);
+  CUDA_CHECK(cudaMemsetAsync(c.digits, 0, sizeof(Count) * kPasses * kDigits, c.stream));
+  const int64_t grid = std::min(
+      sw::resident_grid(histogram_vec, kVecHistogramBlock, kVecHistogramBytes),
+      std::max<int64_t>(1, sw::ceil_div(c.n, kVecHistogramBlock * kVecLoads * kKeysPerLoad)));
+  histogram_vec<<<grid, kVecHistogramBlock, kVecHistogramBytes, c.stream>>>(c.keys_in, c.n,
+                                                                            c.digits);
   CHECK_LAUNCH();
   return bases_from_counts(c);
 }

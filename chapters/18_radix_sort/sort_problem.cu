@@ -226,6 +226,21 @@ void SortProblem::add_options(sw::Cli& cli, const sw::bench::Program<Step>&) {
 }
 
 // Every step on every pattern, keys and (or) pairs, at the tile: a PASS/FAIL line each.
+// A step compiled for some tiles only (OwnTile::rows_compiled) refuses any other.
+void SortProblem::check_compiled(const sw::Cli& cli, const Step& st) const {
+  const std::vector<int>& ok = st.more.rows_compiled;
+  if (ok.empty()) return;
+  const std::string name = st.name;
+  if (!block.empty() && std::stoi(block) != st.more.block)
+    cli.reject("--block " + block + ": the step " + name + " is compiled for --block " +
+               std::to_string(st.more.block) + " only");
+  if (!rows.empty() && std::find(ok.begin(), ok.end(), std::stoi(rows)) == ok.end()) {
+    std::string list;
+    for (int r : ok) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    cli.reject("--tile-rows " + rows + ": the step " + name + " is compiled for " + list);
+  }
+}
+
 void SortProblem::verify(const sw::bench::Session<Step>& s) const {
   const bool n_given = s.cli.was_given("--n");
   const std::vector<int64_t> sizes = large     ? std::vector<int64_t>{(int64_t{1} << 31) + 17}

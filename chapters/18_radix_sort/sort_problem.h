@@ -4,6 +4,7 @@
 // --verify-only checks and the default run's rows (sw::bench::run runs it).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -77,6 +78,7 @@ struct SortCall {
 // --block). The step table's type: each launcher holds its <<<>>>s.
 struct OwnTile {
   int rows = 0, block = 0;
+  std::vector<int> rows_compiled = {};  // not empty: the only rows it takes, at `block` only
 };
 using Step = sw::bench::Step<void (*)(const SortCall&), OwnTile>;
 
@@ -148,18 +150,31 @@ struct SortProblem {
   bool large = false;
 
   void add_options(sw::Cli& cli, const sw::bench::Program<Step>& program);
-  // --n at most kMaxKeys; --large with --verify-only alone (exit 2, before the GPU starts).
+  // --n at most kMaxKeys; --large with --verify-only alone; --tile-rows and --block among
+  // what the step --variant names is compiled for (exit 2, before the GPU starts).
   void validate(const sw::bench::Request<Step>& asked) const {
     sw::scan::check_large(asked.cli, asked.opt.verify_only);
     if (n > kMaxKeys)
       asked.cli.reject("--n " + std::to_string(n) +
                        ": a value is its key's u32 index; valid range: 1 to " +
                        std::to_string(kMaxKeys));
+    if (asked.variant != "all")
+      for (const Step& st : asked.steps) check_compiled(asked.cli, st);
   }
-  // A step's tile: --tile-rows and --block where given, else its own, else `tuned`.
+  void check_compiled(const sw::Cli& cli, const Step& st) const;
+  // A step's tile: --tile-rows and --block where given, else its own, else `tuned`; a step
+  // compiled for some tiles only takes its own when the asked one is not among them (every
+  // step runs; the row's parameters say which tile ran; --variant names it: exit 2 instead).
   sw::scan::Tile tile_of(const Step& st, sw::scan::Tile tuned) const {
-    return sw::scan::pick_tile(rows, block, st.more.rows ? st.more.rows : tuned.rows, tiles,
-                               st.more.rows ? st.more.block : tuned.block);
+    const sw::scan::Tile t =
+        sw::scan::pick_tile(rows, block, st.more.rows ? st.more.rows : tuned.rows, tiles,
+                            st.more.rows ? st.more.block : tuned.block);
+    return compiled_for(st, t) ? t : sw::scan::Tile{st.more.rows, st.more.block};
+  }
+  static bool compiled_for(const Step& st, sw::scan::Tile t) {
+    const std::vector<int>& ok = st.more.rows_compiled;
+    return ok.empty() ||
+           (t.block == st.more.block && std::find(ok.begin(), ok.end(), t.rows) != ok.end());
   }
   void verify(const sw::bench::Session<Step>& s) const;
   void bench(const sw::bench::Session<Step>& s) const;

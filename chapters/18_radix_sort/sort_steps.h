@@ -4,6 +4,8 @@
 // --tile-rows and --block are not given.
 #pragma once
 
+#include <vector>
+
 #include "sort_problem.h"
 
 namespace ch18 {
@@ -15,5 +17,18 @@ constexpr int kMatchBlock = 384;
 
 void launch_onesweep_match(const SortCall& c);
 void launch_onesweep_hist(const SortCall& c);
+
+// Steps 8 and 9 (sort_lean.cu): compiled for one block size, 384 threads (CUB's), and for the
+// blocks an SM its __launch_bounds__ asks for: three for keys (56 registers, CUB's count),
+// two for pairs (their keys and values in registers), but three at 16 rows. Its own tile is
+// 24 rows.
+constexpr int kLeanBlock = 384;
+constexpr int kLeanRows = 24;
+inline const std::vector<int> kLeanRowsCompiled = {16, 20, 24};  // sort_lean.cu's LeanRows
+constexpr int lean_threads_per_sm(bool pairs, int rows) {
+  return pairs && rows > 16 ? 2 * kLeanBlock : 3 * kLeanBlock;
+}
+void launch_onesweep_lean(const SortCall& c);
+void launch_onesweep_lean_hist(const SortCall& c);
 
 }  // namespace ch18

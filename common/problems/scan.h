@@ -134,11 +134,13 @@ inline CommonOptions sweep_options(CommonOptions opt) {
   return opt;
 }
 
-// --large applies to --verify-only alone (exit 2, before the GPU starts): the scan track's
-// problems call it from their validate().
+// --large applies to --verify-only alone, and sets the sizes itself: not beside --n (exit 2,
+// before the GPU starts). The scan track's problems call it from their validate().
 inline void check_large(const Cli& cli, bool verify_only) {
   if (cli.was_given("--large") && !verify_only)
     cli.reject("--large: applies with --verify-only only");
+  if (cli.was_given("--large") && cli.was_given("--n"))
+    cli.reject("--n: not with --large, which checks its own sizes (past 2^31)");
 }
 
 // Tracks the first few mismatches of a check that runs on many host threads.

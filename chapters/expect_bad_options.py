@@ -3,14 +3,16 @@
 
 usage: CHAPTER_EXE=PROGRAM expect_bad_options.py   (chapters/meson.build sets it)
 
-check_bad_input.py tries every option alone; these are the GEMM problem's combinations
-(common/problems/gemm.h) that it refuses in validate(), before it looks for a GPU: --size
-beside a side, --large without --verify-only or beside a shape, --config without a
-configurable step. Each must exit 2, print nothing on stdout and one line on stderr that
-names the option; and the same options in a combination that does go together must not
-exit 2 (0 or 77: no GPU). Chapters 19 and 20 both run it: a combination that holds an
-option the program's --help does not list (chapter 20 has no --config, chapter 19 no
---type) is left out of GOOD (in BAD it is refused all the same: an unknown option).
+check_bad_input.py tries every option alone; these are the combinations that a problem
+refuses in validate(), before it looks for a GPU. The GEMM problem's (common/problems/gemm.h,
+chapters 19 to 21): --size beside a side, --large without --verify-only or beside a shape,
+--config without a configurable step. Chapter 18's: a tile that the step --variant names is
+not compiled for (its lean steps take 384 threads and 16, 20 or 24 rows only). Each must
+exit 2, print nothing on stdout and one line on stderr that names the option; and the same
+options in a combination that does go together must not exit 2 (0 or 77: no GPU). A
+combination that holds an option the program's --help does not list (chapter 20 has no
+--config, chapter 19 no --type, chapter 18 no --size), or names a --variant the program
+lacks, is left out (check_bad_input.py refuses unknown options and choices).
 """
 import os
 import re
@@ -23,12 +25,16 @@ BAD = [(["--size", "5", "--m", "3"], "--size"),
        (["--verify-only", "--large", "--n", "4"], "--large"),
        (["--verify-only", "--large", "--size", "4"], "--large"),
        (["--config", "sm80", "--variant", "naive"], "--config"),
-       (["--config", "sm75", "--variant", "vector-transposed", "--verify-only"], "--config")]
+       (["--config", "sm75", "--variant", "vector-transposed", "--verify-only"], "--config"),
+       (["--variant", "onesweep-lean", "--block", "256"], "--block"),
+       (["--variant", "onesweep-lean-hist", "--tile-rows", "8", "--block", "384"], "--tile-rows")]
 GOOD = [["--size", "5"], ["--m", "3", "--n", "5", "--k", "7", "--verify-only"],
         ["--verify-only", "--large"], ["--config", "sm80", "--variant", "warp-tiled"],
         ["--config", "sm75"], ["--alpha", "2", "--beta", "-1", "--verify-only"],
         ["--type", "fp16", "--size", "5", "--variant", "mma-sync"],
-        ["--type", "bf16", "--verify-only", "--large"]]
+        ["--type", "bf16", "--verify-only", "--large"],
+        ["--variant", "onesweep-lean", "--tile-rows", "20", "--block", "384"],
+        ["--tile-rows", "8", "--block", "256"]]
 
 
 def main():
@@ -39,11 +45,14 @@ def main():
     offered = set(re.findall(r"^\s+(--[\w-]+)", usage, re.M))
     variants = re.search(r"--variant X .*\((.*)\)", usage)
     steps = {v.strip() for v in variants.group(1).split(",")} if variants else set()
-    good = [args for args in GOOD
-            if all(a in offered for a in args if a.startswith("--"))
-            and ("--variant" not in args or args[args.index("--variant") + 1] in steps)]
+    def has_variant(args):
+        return "--variant" not in args or args[args.index("--variant") + 1] in steps
+    def applies(args):
+        return all(a in offered for a in args if a.startswith("--")) and has_variant(args)
+    bad = [(args, name) for args, name in BAD if applies(args)]
+    good = [args for args in GOOD if applies(args)]
     failures = 0
-    for args, name in BAD:
+    for args, name in bad:
         p = subprocess.run([program] + args, capture_output=True, text=True, timeout=60, env=env)
         lines = [l for l in p.stderr.splitlines() if l.strip()]
         ok = p.returncode == 2 and not p.stdout.strip() and len(lines) == 1 and name in lines[0]
@@ -54,7 +63,7 @@ def main():
         ok = p.returncode in (0, 77)
         failures += not ok
         print(f"{'PASS' if ok else 'FAIL'} {' '.join(args)}: exit {p.returncode} (accepted)")
-    print(f"{len(BAD) + len(good)} cases, {failures} failed")
+    print(f"{len(bad) + len(good)} cases, {failures} failed")
     return 1 if failures else 0
 
 
