@@ -86,8 +86,8 @@ file or function does not exist is an error: the docs-tables-current test fails
 (except in a student copy of one track, which leaves out the other tracks' files).
 
 Plots. docs/plots/ is generated, not run output: this script draws the measured plots from
-docs/runs/results (where matplotlib is installed), and docs/diagrams.py and
-docs/diagrams_ring.py draw the explanatory diagrams from code. Every file there must be
+docs/runs/results (where matplotlib is installed), and docs/diagrams.py,
+docs/diagrams_ring.py and docs/diagrams_scan.py draw the explanatory diagrams from code. Every file there must be
 named by a plot marker or by a diagram script; a run over all the docs fails on any other.
 """
 import argparse
