@@ -18,25 +18,15 @@ the output (the histogram pass's base) plus the keys of that digit in the tiles 
 
 No measured data; the output is deterministic.
 """
-import os
-
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
-PLOTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots")
+from diagrams import save  # noqa: E402  (docs/diagrams.py: the PNG into docs/plots/, deterministic)
 FLAG_COLORS = {"X": "#eeeeee", "A": "#9ecae1", "P": "#2171b5"}
 DIGIT_COLORS = ["#4477aa", "#ee6677", "#228833", "#ccbb44"]
-
-
-def save(fig, name):
-    os.makedirs(PLOTS, exist_ok=True)
-    path = os.path.join(PLOTS, name)
-    fig.savefig(path, dpi=110, bbox_inches="tight", pad_inches=0.1, metadata={"Software": None})
-    plt.close(fig)
-    print("wrote", os.path.relpath(path))
 
 
 def box(ax, x, y, w, h, color, text, fontsize=8, tcolor="black", edge="white", lw=0.8):

@@ -60,11 +60,10 @@ __global__ void __launch_bounds__(kMaxSortBlock)
 
 // The pass kernel of step 6 (kPause false) or 7, compiled for the tile's rows, pairs or
 // keys, and 32- or 64-bit status words.
-using AheadKernel = void (*)(const PassArgs, int64_t);
 template <bool kPause>
-AheadKernel ahead_pass(const ch18::SortCall& c) {
+AheadPass ahead_pass(const ch18::SortCall& c) {
   const bool pairs = c.values_in != nullptr, narrow = narrow_words(c.n);
-  return SortRows::pick(c.tile.rows, [&](auto r) -> AheadKernel {
+  return SortRows::pick(c.tile.rows, [&](auto r) -> AheadPass {
     constexpr int kRows = decltype(r)::value;
     if (kPause) {
       if (pairs)
@@ -81,25 +80,12 @@ AheadKernel ahead_pass(const ch18::SortCall& c) {
   });
 }
 
-// Step 3's launcher with the pass of step 6 or 7: the histogram pass and bases, the first
-// pass's words zeroed, the four passes, each told how many tiles ahead to prefetch (the
-// tiles that 4 MiB of keys, or of keys and values, cover).
+// Step 3's launcher with the pass of step 6 or 7: the histogram pass and bases, then the
+// four passes (launch_ahead_passes).
 template <bool kPause>
 void launch_ahead(const ch18::SortCall& c) {
-  const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
-  const bool pairs = c.values_in != nullptr;
-  const int64_t tile_keys = int64_t{c.tile.block} * c.tile.rows;
-  const int64_t ahead = ch16::l2_ahead_tiles(tile_keys, sizeof(uint32_t) * (pairs ? 2 : 1));
-  const AheadKernel pass = ahead_pass<kPause>(c);
-  const size_t sorted_bytes = sizeof(uint32_t) * tile_keys * (pairs ? 2 : 1);
-  ch16::allow_shared(pass, sorted_bytes);
-  const Count* bases = histogram_and_bases(c);
-  clear_first_pass(c, tiles);
-  for (int p = 0; p < kPasses; ++p) {
-    pass<<<tiles, c.tile.block, sorted_bytes, c.stream>>>(pass_args(c, bases, p, tiles), ahead);
-    CHECK_LAUNCH();
-  }
-  *c.tickets = kPasses * tiles;
+  const AheadPass pass = ahead_pass<kPause>(c);
+  launch_ahead_passes(c, pass, histogram_and_bases(c));
 }
 
 void launch_onesweep_ahead(const ch18::SortCall& c) { launch_ahead<false>(c); }

@@ -153,10 +153,9 @@ __global__ void __launch_bounds__(kBlock, ch18::lean_threads_per_sm(kPairs, kRow
 }
 
 using LeanRows = ch16::Choices<16, 20, 24>;  // kLeanRowsCompiled (the options' check)
-using LeanKernel = void (*)(const PassArgs, int64_t);
-LeanKernel lean_pass(const ch18::SortCall& c) {
+AheadPass lean_pass(const ch18::SortCall& c) {
   const bool pairs = c.values_in != nullptr, narrow = narrow_words(c.n);
-  return LeanRows::pick(c.tile.rows, [&](auto r) -> LeanKernel {
+  return LeanRows::pick(c.tile.rows, [&](auto r) -> AheadPass {
     constexpr int kRows = decltype(r)::value, kBlock = ch18::kLeanBlock;
     if (pairs)
       return narrow ? onesweep_lean_pass<kRows, kBlock, true, uint32_t>
@@ -171,24 +170,11 @@ LeanKernel lean_pass(const ch18::SortCall& c) {
 namespace ch18 {
 
 // Step 6's launcher with the lean pass and a histogram pass (histogram_and_bases or
-// histogram_vec_and_bases): the bases, the first pass's words zeroed, the four passes, each
-// told how many tiles ahead to prefetch.
+// histogram_vec_and_bases): the bases, then the four passes (launch_ahead_passes).
 template <Count* (*kHistogram)(const SortCall&)>
 void launch_lean(const SortCall& c) {
-  const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
-  const bool pairs = c.values_in != nullptr;
-  const int64_t tile_keys = int64_t{c.tile.block} * c.tile.rows;
-  const int64_t ahead = ch16::l2_ahead_tiles(tile_keys, sizeof(uint32_t) * (pairs ? 2 : 1));
-  const LeanKernel pass = lean_pass(c);
-  const size_t sorted_bytes = sizeof(uint32_t) * tile_keys * (pairs ? 2 : 1);
-  ch16::allow_shared(pass, sorted_bytes);
-  const Count* bases = kHistogram(c);
-  clear_first_pass(c, tiles);
-  for (int p = 0; p < kPasses; ++p) {
-    pass<<<tiles, c.tile.block, sorted_bytes, c.stream>>>(pass_args(c, bases, p, tiles), ahead);
-    CHECK_LAUNCH();
-  }
-  *c.tickets = kPasses * tiles;
+  const AheadPass pass = lean_pass(c);
+  launch_ahead_passes(c, pass, kHistogram(c));
 }
 
 void launch_onesweep_lean(const SortCall& c) { launch_lean<histogram_and_bases>(c); }

@@ -14,6 +14,7 @@
 //   finish_tile      the look-back, the next pass's status words of the tile zeroed, and
 //                    the tile written out in runs of one digit
 //   pass_args        the arguments of pass p (launchers)
+//   launch_ahead_passes  steps 6 to 9's four passes, each prefetching 4 MiB ahead
 #pragma once
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 
 #include "chapters/16_scan/scan_lookback.cuh"    // block_exclusive_scan, the status flags
 #include "chapters/16_scan/scan_tile_early.cuh"  // the look-back's pauses (kFirstPollNs)
+#include "chapters/16_scan/scan_tile_io.cuh"     // l2_ahead_tiles
 #include "common/check.h"
 #include "common/cuda_utils.cuh"
 #include "sort_problem.h"
@@ -318,6 +320,25 @@ inline Count* histogram_vec_and_bases(const ch18::SortCall& c) {
                                                                             c.digits);
   CHECK_LAUNCH();
   return bases_from_counts(c);
+}
+
+// The passes of steps 6 to 9, after their histogram pass: their sorted tile's shared memory
+// allowed, the first pass's words zeroed, then the four passes, each told how many tiles
+// ahead to prefetch (the tiles that 4 MiB of keys, or of keys and values, cover).
+using AheadPass = void (*)(const PassArgs, int64_t);
+inline void launch_ahead_passes(const ch18::SortCall& c, AheadPass pass, const Count* bases) {
+  const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
+  const bool pairs = c.values_in != nullptr;
+  const int64_t tile_keys = int64_t{c.tile.block} * c.tile.rows;
+  const int64_t ahead = ch16::l2_ahead_tiles(tile_keys, sizeof(uint32_t) * (pairs ? 2 : 1));
+  const size_t sorted_bytes = sizeof(uint32_t) * tile_keys * (pairs ? 2 : 1);
+  ch16::allow_shared(pass, sorted_bytes);
+  clear_first_pass(c, tiles);
+  for (int p = 0; p < kPasses; ++p) {
+    pass<<<tiles, c.tile.block, sorted_bytes, c.stream>>>(pass_args(c, bases, p, tiles), ahead);
+    CHECK_LAUNCH();
+  }
+  *c.tickets = kPasses * tiles;
 }
 
 }  // namespace
