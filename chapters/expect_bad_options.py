@@ -7,7 +7,7 @@ check_bad_input.py tries every option alone; these are the combinations that a p
 refuses in validate(), before it looks for a GPU. The GEMM problem's (common/problems/gemm.h,
 chapters 19 to 21): --size beside a side, --large without --verify-only or beside a shape,
 --config without a configurable step. Chapter 18's: a tile that the step --variant names is
-not compiled for (its lean steps take 384 threads and 16, 20 or 24 rows only). Each must
+not compiled for (its lean steps take 384 or 512 threads and 16, 20 or 24 rows only). Each must
 exit 2, print nothing on stdout and one line on stderr that names the option; and the same
 options in a combination that does go together must not exit 2 (0 or 77: no GPU). A
 combination that holds an option the program's --help does not list (chapter 20 has no
@@ -34,6 +34,7 @@ GOOD = [["--size", "5"], ["--m", "3", "--n", "5", "--k", "7", "--verify-only"],
         ["--type", "fp16", "--size", "5", "--variant", "mma-sync"],
         ["--type", "bf16", "--verify-only", "--large"],
         ["--variant", "onesweep-lean", "--tile-rows", "20", "--block", "384"],
+        ["--variant", "onesweep-lean-hist", "--tile-rows", "16", "--block", "512"],
         ["--tile-rows", "8", "--block", "256"]]
 
 

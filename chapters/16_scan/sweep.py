@@ -95,6 +95,9 @@ CANDIDATES["18"] = [  # steps 2, 4, 5 and 7 dropped after the H100 sweeps at 4c1
      "+ step 5's histogram pass", BOTH),
     ("onesweep-lean-hist", ["--tile-rows", "20", "--block", "384"], "the same at 20 x 384", BOTH),
     ("onesweep-lean-hist", ["--tile-rows", "16", "--block", "384"], "the same at 16 x 384", ["2^28"]),
+    ("onesweep-lean-hist", ["--tile-rows", "20", "--block", "512"],
+     "the same at 20 x 512: 32 warps an SM at 64 registers for pairs", ["2^28"]),
+    ("onesweep-lean-hist", ["--tile-rows", "16", "--block", "512"], "the same at 16 x 512", ["2^28"]),
 ]
 PROGRAMS = {"16": "16_scan", "17": "17_stream_compaction", "18": "18_radix_sort"}
 OWN_TILES = {"lookback-lean": ("6", "128"), "lookback-prefetch": ("6", "128"),

@@ -293,10 +293,10 @@ const std::vector<ch18::Step> kSteps = {
     {"onesweep-pause", launch_onesweep_pause},
     {"onesweep-lean",
      ch18::launch_onesweep_lean,
-     {ch18::kLeanRows, ch18::kLeanBlock, ch18::kLeanRowsCompiled}},
+     {ch18::kLeanRows, ch18::kLeanBlock, ch18::kLeanRowsCompiled, ch18::kLeanBlocksCompiled}},
     {"onesweep-lean-hist",
      ch18::launch_onesweep_lean_hist,
-     {ch18::kLeanRows, ch18::kLeanBlock, ch18::kLeanRowsCompiled}}};
+     {ch18::kLeanRows, ch18::kLeanBlock, ch18::kLeanRowsCompiled, ch18::kLeanBlocksCompiled}}};
 // The tiles the kernels take (--tile-rows, --block) and the sweep tries.
 const sw::scan::TileChoices kTiles{
     SortRows::list(), kSortBlocks, kDefaultBlock, {8, 16, 24}, {256, 384, 512}};

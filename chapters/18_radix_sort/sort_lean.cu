@@ -17,7 +17,8 @@
 //     - below 2^30 keys, where the status words are 32 bits, a digit's place in the output
 //       is 32 bits: one instruction to address a store instead of a 64-bit add and a carry;
 //     - 56 registers a thread for keys, three blocks of 384 an SM (36 warps, CUB's count;
-//       lean_threads_per_sm): the keys stay in registers from the loads to the ranking.
+//       lean_threads_per_sm): the keys stay in registers from the loads to the ranking;
+//       pairs, with their values in registers too, two (or 512 threads at 64 registers).
 //   onesweep-lean-hist  + step 5's histogram pass (histogram_vec: 16-byte loads, 16 keys in
 //                       flight a thread): step 2's histogram_all moves the keys at about 38 %
 //                       of the DRAM peak, a tenth of a sort's time at 2^28.
@@ -95,7 +96,7 @@ __device__ __forceinline__ void load_rows(const uint32_t* in, int64_t n, int64_t
 // Step 6's tile (the L2 prefetch `ahead` tiles on, the early count published, the ranking,
 // the look-back, the write-out in runs), with the shapes compiled in.
 template <int kRows, int kBlock, bool kPairs, class Word>
-__global__ void __launch_bounds__(kBlock, ch18::lean_threads_per_sm(kPairs, kRows) / kBlock)
+__global__ void __launch_bounds__(kBlock, ch18::lean_threads_per_sm(kPairs, kRows, kBlock) / kBlock)
     onesweep_lean_pass(const PassArgs a, int64_t ahead) {
   constexpr int kTileKeys = kBlock * kRows;
   extern __shared__ uint32_t sorted[];                      // keys, then values
@@ -153,15 +154,18 @@ __global__ void __launch_bounds__(kBlock, ch18::lean_threads_per_sm(kPairs, kRow
 }
 
 using LeanRows = ch16::Choices<16, 20, 24>;  // kLeanRowsCompiled (the options' check)
+using LeanBlocks = ch16::Choices<384, 512>;  // kLeanBlocksCompiled
 AheadPass lean_pass(const ch18::SortCall& c) {
   const bool pairs = c.values_in != nullptr, narrow = narrow_words(c.n);
-  return LeanRows::pick(c.tile.rows, [&](auto r) -> AheadPass {
-    constexpr int kRows = decltype(r)::value, kBlock = ch18::kLeanBlock;
-    if (pairs)
-      return narrow ? onesweep_lean_pass<kRows, kBlock, true, uint32_t>
-                    : onesweep_lean_pass<kRows, kBlock, true, Count>;
-    return narrow ? onesweep_lean_pass<kRows, kBlock, false, uint32_t>
-                  : onesweep_lean_pass<kRows, kBlock, false, Count>;
+  return LeanRows::pick(c.tile.rows, [&](auto r) {
+    return LeanBlocks::pick(c.tile.block, [&](auto b) -> AheadPass {
+      constexpr int kRows = decltype(r)::value, kBlock = decltype(b)::value;
+      if (pairs)
+        return narrow ? onesweep_lean_pass<kRows, kBlock, true, uint32_t>
+                      : onesweep_lean_pass<kRows, kBlock, true, Count>;
+      return narrow ? onesweep_lean_pass<kRows, kBlock, false, uint32_t>
+                    : onesweep_lean_pass<kRows, kBlock, false, Count>;
+    });
   });
 }
 

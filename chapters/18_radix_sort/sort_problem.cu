@@ -226,19 +226,25 @@ void SortProblem::add_options(sw::Cli& cli, const sw::bench::Program<Step>&) {
 }
 
 // Every step on every pattern, keys and (or) pairs, at the tile: a PASS/FAIL line each.
-// A step compiled for some tiles only (OwnTile::rows_compiled) refuses any other.
+// A step compiled for some tiles only (OwnTile::rows_compiled, blocks_compiled) refuses
+// any other.
 void SortProblem::check_compiled(const sw::Cli& cli, const Step& st) const {
-  const std::vector<int>& ok = st.more.rows_compiled;
-  if (ok.empty()) return;
+  if (st.more.rows_compiled.empty()) return;
+  const auto list = [](const std::vector<int>& v) {
+    std::string out;
+    for (int x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
+    return out;
+  };
+  const auto has = [](const std::vector<int>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), std::stoi(x)) != v.end();
+  };
   const std::string name = st.name;
-  if (!block.empty() && std::stoi(block) != st.more.block)
-    cli.reject("--block " + block + ": the step " + name + " is compiled for --block " +
-               std::to_string(st.more.block) + " only");
-  if (!rows.empty() && std::find(ok.begin(), ok.end(), std::stoi(rows)) == ok.end()) {
-    std::string list;
-    for (int r : ok) list += (list.empty() ? "" : ", ") + std::to_string(r);
-    cli.reject("--tile-rows " + rows + ": the step " + name + " is compiled for " + list);
-  }
+  const std::vector<int> blocks = blocks_compiled(st);
+  if (!block.empty() && !has(blocks, block))
+    cli.reject("--block " + block + ": the step " + name + " is compiled for " + list(blocks));
+  if (!rows.empty() && !has(st.more.rows_compiled, rows))
+    cli.reject("--tile-rows " + rows + ": the step " + name + " is compiled for " +
+               list(st.more.rows_compiled));
 }
 
 void SortProblem::verify(const sw::bench::Session<Step>& s) const {

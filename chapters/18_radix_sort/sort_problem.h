@@ -78,7 +78,8 @@ struct SortCall {
 // --block). The step table's type: each launcher holds its <<<>>>s.
 struct OwnTile {
   int rows = 0, block = 0;
-  std::vector<int> rows_compiled = {};  // not empty: the only rows it takes, at `block` only
+  std::vector<int> rows_compiled = {};    // not empty: the only rows it takes,
+  std::vector<int> blocks_compiled = {};  // and blocks (empty: `block` only)
 };
 using Step = sw::bench::Step<void (*)(const SortCall&), OwnTile>;
 
@@ -171,10 +172,15 @@ struct SortProblem {
                             st.more.rows ? st.more.block : tuned.block);
     return compiled_for(st, t) ? t : sw::scan::Tile{st.more.rows, st.more.block};
   }
+  static std::vector<int> blocks_compiled(const Step& st) {
+    return st.more.blocks_compiled.empty() ? std::vector<int>{st.more.block}
+                                           : st.more.blocks_compiled;
+  }
   static bool compiled_for(const Step& st, sw::scan::Tile t) {
-    const std::vector<int>& ok = st.more.rows_compiled;
-    return ok.empty() ||
-           (t.block == st.more.block && std::find(ok.begin(), ok.end(), t.rows) != ok.end());
+    const std::vector<int>& rows = st.more.rows_compiled;
+    const std::vector<int> blocks = blocks_compiled(st);
+    return rows.empty() || (std::find(blocks.begin(), blocks.end(), t.block) != blocks.end() &&
+                            std::find(rows.begin(), rows.end(), t.rows) != rows.end());
   }
   void verify(const sw::bench::Session<Step>& s) const;
   void bench(const sw::bench::Session<Step>& s) const;

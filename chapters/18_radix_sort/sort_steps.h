@@ -18,15 +18,17 @@ constexpr int kMatchBlock = 384;
 void launch_onesweep_match(const SortCall& c);
 void launch_onesweep_hist(const SortCall& c);
 
-// Steps 8 and 9 (sort_lean.cu): compiled for one block size, 384 threads (CUB's), and for the
-// blocks an SM its __launch_bounds__ asks for: three for keys (56 registers, CUB's count),
-// two for pairs (their keys and values in registers), but three at 16 rows. Its own tile is
-// 24 rows.
+// Steps 8 and 9 (sort_lean.cu): compiled for blocks of 384 threads (CUB's) or 512 and for
+// 16, 20 or 24 rows, each for the blocks an SM its __launch_bounds__ asks for: 3 of 384 for
+// keys (56 registers, CUB's count) and 2 of 512 (64 registers); pairs, whose keys and
+// values stay in registers, 2 of 384, or 3 at 16 rows, and 2 of 512 (64 registers: 32
+// warps). Their own tile is 24 x 384.
 constexpr int kLeanBlock = 384;
 constexpr int kLeanRows = 24;
 inline const std::vector<int> kLeanRowsCompiled = {16, 20, 24};  // sort_lean.cu's LeanRows
-constexpr int lean_threads_per_sm(bool pairs, int rows) {
-  return pairs && rows > 16 ? 2 * kLeanBlock : 3 * kLeanBlock;
+inline const std::vector<int> kLeanBlocksCompiled = {384, 512};  // and LeanBlocks
+constexpr int lean_threads_per_sm(bool pairs, int rows, int block) {
+  return block == 512 ? 2 * block : pairs && rows > 16 ? 2 * block : 3 * block;
 }
 void launch_onesweep_lean(const SortCall& c);
 void launch_onesweep_lean_hist(const SortCall& c);

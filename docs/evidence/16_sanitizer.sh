@@ -9,7 +9,7 @@
 #                         keep 0, 1, 50, 99 and 100 %
 #   18_radix_sort         --tile-rows 8 --block 256: 2,048 keys a tile, 10 tiles,
 #                         every key pattern, keys and pairs (steps 8 and 9, compiled for
-#                         384 threads only, run their own 24 x 384 tile there: 3 tiles)
+#                         384 or 512 threads, run their own 24 x 384 tile there: 3 tiles)
 #   18_radix_sort         --variant onesweep-lean-hist --tile-rows 16 --block 384: the
 #                         lean pass at its smallest tile, 6,144 keys, 4 tiles
 # usage: bash docs/evidence/16_sanitizer.sh <build_dir>   (a few minutes)
