@@ -47,11 +47,14 @@ __device__ __forceinline__ unsigned rank_by_match(unsigned digit, unsigned* coun
   return __shfl_sync(sw::kFullMask, start, highest) + upto - 1;
 }
 
-// Registers for this many resident threads an SM at every block size: 65536 / 1152, 56 a
-// thread at 384 (3 blocks), 64 at 256 (4) and 512 (2). __launch_bounds__'s minimum of
-// blocks is per kernel: one kernel per block size.
+// Registers for this many resident threads an SM: 65536 / 1152, 56 a thread at 384 (3
+// blocks). __launch_bounds__'s minimum of blocks is per kernel: one kernel per block size.
 constexpr int kMatchThreadsPerSm = 1152;
-using MatchBlocks = ch16::Choices<256, 384, 512>;  // kSortBlocks, as kernels
+// Steps 4 and 5 measured slower than step 3 at every tile the sweep at 4c196e1 tried
+// (docs/18): they are compiled for their own tile only (kMatchRows x kMatchBlock), which
+// keeps the build short; the step table says so (OwnTile::rows_compiled).
+using MatchRows = ch16::Choices<ch18::kMatchRows>;
+using MatchBlocks = ch16::Choices<ch18::kMatchBlock>;
 
 template <int kRows, int kBlock, bool kPairs, class Word>
 __global__ void __launch_bounds__(kBlock, kMatchThreadsPerSm / kBlock)
@@ -79,7 +82,7 @@ __global__ void __launch_bounds__(kBlock, kMatchThreadsPerSm / kBlock)
 using PassKernel = void (*)(const PassArgs);
 PassKernel match_pass(const ch18::SortCall& c) {
   const bool pairs = c.values_in != nullptr, narrow = narrow_words(c.n);
-  return SortRows::pick(c.tile.rows, [&](auto r) {
+  return MatchRows::pick(c.tile.rows, [&](auto r) {
     return MatchBlocks::pick(c.tile.block, [&](auto b) {
       constexpr int kRows = decltype(r)::value, kBlock = decltype(b)::value;
       if (pairs)

@@ -12,6 +12,7 @@ namespace ch18 {
 
 // CUB's sm_90 onesweep tile for 4-byte keys: 384 threads x 19 or 20 keys (its 64-bit and
 // 32-bit offsets; cub/device/dispatch/tuning/tuning_radix_sort.cuh); its pairs take 17.
+// Steps 4 and 5 are compiled for this tile only (sort_match.cu).
 constexpr int kMatchRows = 20;
 constexpr int kMatchBlock = 384;
 
