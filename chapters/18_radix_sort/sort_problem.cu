@@ -226,27 +226,6 @@ void SortProblem::add_options(sw::Cli& cli, const sw::bench::Program<Step>&) {
 }
 
 // Every step on every pattern, keys and (or) pairs, at the tile: a PASS/FAIL line each.
-// A step compiled for some tiles only (OwnTile::rows_compiled, blocks_compiled) refuses
-// any other.
-void SortProblem::check_compiled(const sw::Cli& cli, const Step& st) const {
-  if (st.more.rows_compiled.empty()) return;
-  const auto list = [](const std::vector<int>& v) {
-    std::string out;
-    for (int x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
-    return out;
-  };
-  const auto has = [](const std::vector<int>& v, const std::string& x) {
-    return std::find(v.begin(), v.end(), std::stoi(x)) != v.end();
-  };
-  const std::string name = st.name;
-  const std::vector<int> blocks = blocks_compiled(st);
-  if (!block.empty() && !has(blocks, block))
-    cli.reject("--block " + block + ": the step " + name + " is compiled for " + list(blocks));
-  if (!rows.empty() && !has(st.more.rows_compiled, rows))
-    cli.reject("--tile-rows " + rows + ": the step " + name + " is compiled for " +
-               list(st.more.rows_compiled));
-}
-
 void SortProblem::verify(const sw::bench::Session<Step>& s) const {
   const bool n_given = s.cli.was_given("--n");
   const std::vector<int64_t> sizes = large     ? std::vector<int64_t>{(int64_t{1} << 31) + 17}

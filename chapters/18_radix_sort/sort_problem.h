@@ -162,7 +162,26 @@ struct SortProblem {
     if (asked.variant != "all")
       for (const Step& st : asked.steps) check_compiled(asked.cli, st);
   }
-  void check_compiled(const sw::Cli& cli, const Step& st) const;
+  // A step compiled for some tiles only (OwnTile::rows_compiled, blocks_compiled) refuses
+  // any other.
+  void check_compiled(const sw::Cli& cli, const Step& st) const {
+    if (st.more.rows_compiled.empty()) return;
+    const auto list = [](const std::vector<int>& v) {
+      std::string out;
+      for (int x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
+      return out;
+    };
+    const auto has = [](const std::vector<int>& v, const std::string& x) {
+      return std::find(v.begin(), v.end(), std::stoi(x)) != v.end();
+    };
+    const std::string name = st.name;
+    const std::vector<int> blocks = blocks_compiled(st);
+    if (!block.empty() && !has(blocks, block))
+      cli.reject("--block " + block + ": the step " + name + " is compiled for " + list(blocks));
+    if (!rows.empty() && !has(st.more.rows_compiled, rows))
+      cli.reject("--tile-rows " + rows + ": the step " + name + " is compiled for " +
+                 list(st.more.rows_compiled));
+  }
   // A step's tile: --tile-rows and --block where given, else its own, else `tuned`; a step
   // compiled for some tiles only takes its own when the asked one is not among them (every
   // step runs; the row's parameters say which tile ran; --variant names it: exit 2 instead).
