@@ -12,7 +12,8 @@
 
 namespace {
 
-using SortRows = ch16::Choices<8, 12, 16, 20, 24>;     // keys per thread (--tile-rows)
+// Keys per thread (--tile-rows): the tile sweep's 8, 16 and 24, and CUB's 20.
+using SortRows = ch16::Choices<8, 16, 20, 24>;
 const std::vector<int> kSortBlocks = {256, 384, 512};  // --block: at least one thread per digit
 constexpr int kMaxSortBlock = 512;
 constexpr int kMaxSortWarps = kMaxSortBlock / sw::kWarp;
