@@ -51,7 +51,7 @@ __device__ __forceinline__ unsigned digit_by_byte(uint32_t key, unsigned selecto
 __device__ __forceinline__ unsigned peers_by_ballot(unsigned digit) {
   unsigned peers = sw::kFullMask;
 #pragma unroll
-  for (int b = 0; b < kDigitBits; ++b) {
+  for (int bit = kDigitBits - 1; bit >= 0; --bit) {  // the top bit first
     unsigned same;
     asm("{\n\t.reg .pred p;\n\t"
         "and.b32 %0, %1, %2;\n\t"
@@ -59,7 +59,7 @@ __device__ __forceinline__ unsigned peers_by_ballot(unsigned digit) {
         "vote.sync.ballot.b32 %0, p, 0xffffffff;\n\t"
         "@!p not.b32 %0, %0;\n\t}"
         : "=r"(same)
-        : "r"(digit), "r"(1u << b));
+        : "r"(digit), "r"(1u << bit));
     peers &= same;
   }
   return peers;
