@@ -7,12 +7,15 @@
 // on average). Each tile shape with and without chapter 16's L2 prefetch 4 MiB ahead; the
 // keys' output is checked to be in digit order. 2^28 keys; the median of 20 timed launches.
 // usage: bash docs/evidence/18_write_out.sh <build_dir>
+//        18_write_out [RxB [K]]: only the tile of R rows x B threads, at most K blocks an SM
+//        (dynamic shared memory that only K blocks fit), for the profiler.
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "common/check.h"
@@ -61,6 +64,8 @@ static uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+int g_blocks_cap = 0;  // 0: as many blocks an SM as fit
+
 template <int R, int B>
 void run(const std::vector<uint32_t>& keys, uint32_t* d_keys, const uint32_t* d_vals, uint32_t* ko,
          uint32_t* vo, uint32_t* d_place, int64_t n) {
@@ -98,15 +103,18 @@ void run(const std::vector<uint32_t>& keys, uint32_t* d_keys, const uint32_t* d_
     auto kern = pairs ? (with_ahead ? write_out<R, B, true, true> : write_out<R, B, true, false>)
                       : (with_ahead ? write_out<R, B, false, true> : write_out<R, B, false, false>);
     const int64_t ahead = (int64_t{4} << 20) / (int64_t{T} * 4 * (pairs ? 2 : 1));
-    int blocks = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kern, B, 0));
+    int smem_sm = 0, blocks = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
+    const int shm = g_blocks_cap ? smem_sm / g_blocks_cap - 2048 : 0;  // 1 KiB reserved, 1 KiB p[]
+    CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, shm));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kern, B, shm));
     cudaEvent_t a, b;
     CUDA_CHECK(cudaEventCreate(&a));
     CUDA_CHECK(cudaEventCreate(&b));
     std::vector<double> ms;
     for (int rep = 0; rep < 23; ++rep) {
       CUDA_CHECK(cudaEventRecord(a));
-      kern<<<tiles, B>>>(d_keys, d_vals, d_place, ko, vo, n, ahead);
+      kern<<<tiles, B, shm>>>(d_keys, d_vals, d_place, ko, vo, n, ahead);
       CHECK_LAUNCH();
       CUDA_CHECK(cudaEventRecord(b));
       CUDA_CHECK(cudaEventSynchronize(b));
@@ -135,7 +143,9 @@ void run(const std::vector<uint32_t>& keys, uint32_t* d_keys, const uint32_t* d_
   }
 }
 
-int main() {
+int main(int argc, char** argv) {
+  const std::string only = argc > 1 ? argv[1] : "";
+  if (argc > 2) g_blocks_cap = std::atoi(argv[2]);
   const int64_t n = int64_t{1} << 28;
   std::vector<uint32_t> keys(n);
 #pragma omp parallel for
@@ -147,12 +157,12 @@ int main() {
   CUDA_CHECK(cudaMalloc(&vo, n * 4));
   CUDA_CHECK(cudaMalloc(&dp, (n / 1024 + 1) * 256 * 4));
   CUDA_CHECK(cudaMemset(dv, 2, n * 4));
-  run<20, 384>(keys, dk, dv, ko, vo, dp, n);
-  run<24, 384>(keys, dk, dv, ko, vo, dp, n);
-  run<16, 512>(keys, dk, dv, ko, vo, dp, n);
-  run<24, 512>(keys, dk, dv, ko, vo, dp, n);
-  run<32, 512>(keys, dk, dv, ko, vo, dp, n);
-  run<48, 512>(keys, dk, dv, ko, vo, dp, n);
-  run<64, 512>(keys, dk, dv, ko, vo, dp, n);
+  if (only.empty() || only == "20x384") run<20, 384>(keys, dk, dv, ko, vo, dp, n);
+  if (only.empty() || only == "24x384") run<24, 384>(keys, dk, dv, ko, vo, dp, n);
+  if (only.empty() || only == "16x512") run<16, 512>(keys, dk, dv, ko, vo, dp, n);
+  if (only.empty() || only == "24x512") run<24, 512>(keys, dk, dv, ko, vo, dp, n);
+  if (only.empty() || only == "32x512") run<32, 512>(keys, dk, dv, ko, vo, dp, n);
+  if (only.empty() || only == "48x512") run<48, 512>(keys, dk, dv, ko, vo, dp, n);
+  if (only.empty() || only == "64x512") run<64, 512>(keys, dk, dv, ko, vo, dp, n);
   return 0;
 }
