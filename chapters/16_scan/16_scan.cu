@@ -257,8 +257,17 @@ const sc::TileChoices kTiles = {ch16::ScanRows::list(),
 
 }  // namespace
 
-// status_check.cu; plant: "none" or "plain-load" (--planted: a broken reader, which must fail)
+// status_check.cu; plant "plain-load": a broken reader, which must fail
 void check_status_protocol(sw::Report& report, const std::string& plant);
+// warp_scan_check.cu; planted: a 32-bit warp scan of 64-bit values, which must fail
+void check_warp_scan_u64(sw::Report& report, bool planted);
+
+// --verify-only's checks beside the scans: the status protocol and the warp scan of 64-bit
+// values; with --planted (plant: "plain-load" or "warp-scan-32"), that check planted, alone.
+void extra_checks(sw::Report& report, const std::string& plant) {
+  if (plant == "none" || plant == "plain-load") check_status_protocol(report, plant);
+  if (plant == "none" || plant == "warp-scan-32") check_warp_scan_u64(report, plant != "none");
+}
 
 int main(int argc, char** argv) {
   const sw::bench::Program<sc::Step> program{
@@ -268,6 +277,6 @@ int main(int argc, char** argv) {
                         sc::ScanProblem{kTiles,
                                         {cpu_scan_1core<uint32_t>, cpu_scan_all_cores<uint32_t>},
                                         {cpu_scan_1core<float>, cpu_scan_all_cores<float>},
-                                        check_status_protocol,
-                                        {"plain-load"}});
+                                        extra_checks,
+                                        {"plain-load", "warp-scan-32"}});
 }
