@@ -27,6 +27,7 @@ untracked hidden.json, a submissions/ or grades/ folder, a nested student copy, 
 untracked .json among the results, and leaves untracked sources out; without git it
 refuses unless --without-git (check_export_strays).
 """
+import contextlib
 import csv
 import filecmp
 import json
@@ -37,6 +38,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from argparse import Namespace
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -73,6 +75,18 @@ def expect(cond, what):
     print(("ok    " if cond else "FAIL  ") + what, flush=True)
     if not cond:
         failures.append(what)
+
+
+@contextlib.contextmanager
+def timed(what):
+    """Prints a part's wall time and CPU time, this process's and its finished children's
+    ("time  scan: build 95 s wall, 150 s CPU"): where the suite's minutes go. Each track runs in
+    a process of its own."""
+    wall, cpu = time.monotonic(), os.times()
+    yield
+    after = os.times()
+    used = sum(after[:4]) - sum(cpu[:4])  # user, system, children's user, children's system
+    print(f"time  {what}: {time.monotonic() - wall:.0f} s wall, {used:.0f} s CPU", flush=True)
 
 
 def same_tree(a, b):
@@ -231,12 +245,15 @@ def check_statuses(track, copy):
            f"SHA-256, and builds nothing ({st})")
     env = {"CUDA_VISIBLE_DEVICES": "", "REQUIRE_GPU": "0"}
     options, cache = copy_setup(copy.parent)
-    r = subprocess.run(["meson", "setup", "build"] + options, cwd=copy, capture_output=True, text=True,
-                       env=dict(os.environ, **cache))
+    with timed(f"{track}: meson setup"):
+        r = subprocess.run(["meson", "setup", "build"] + options, cwd=copy, capture_output=True, text=True,
+                           env=dict(os.environ, **cache))
     expect(r.returncode == 0, f"{track}: meson setup in the copy" + ("" if r.returncode == 0 else r.stdout[-2000:]))
     results = lab_suite(copy, env, rebuild=False)
     expect(results and set(results) == {"SKIP"}, f"{track}: the fresh copy's lab tests skip ({results})")
-    r = subprocess.run(["ninja", "-C", "build"], cwd=copy, capture_output=True, text=True, env=dict(os.environ, **cache))
+    with timed(f"{track}: build"):
+        r = subprocess.run(["ninja", "-C", "build"], cwd=copy, capture_output=True, text=True,
+                           env=dict(os.environ, **cache))
     expect(r.returncode == 0, f"{track}: the student copy builds" + ("" if r.returncode == 0 else "\n" + r.stdout[-3000:]))
     results = lab_suite(copy, env, rebuild=False)
     expect(results and set(results) == {"SKIP"}, f"{track}: the built copy's lab tests skip too ({results})")
@@ -260,8 +277,9 @@ def check_edits(track, copy):
             regions.replace_bodies(copy / f, t.id, mine)
     rebuild = track == FULL_REBUILD_TRACK
     env = {"CUDA_VISIBLE_DEVICES": "", "REQUIRE_GPU": "0"}
-    subprocess.run(["meson", "test", "-C", "build"] + ([] if rebuild else ["--no-rebuild"]), cwd=copy,
-                   capture_output=True, text=True, env=dict(os.environ, **env))
+    with timed(f"{track}: meson test"):
+        subprocess.run(["meson", "test", "-C", "build"] + ([] if rebuild else ["--no-rebuild"]), cwd=copy,
+                       capture_output=True, text=True, env=dict(os.environ, **env))
     rows = [json.loads(line) for line in open(copy / "build/meson-logs/testlog.json") if line.strip()]
     bad = [x["name"] for x in rows if x["result"] not in ("OK", "SKIP") and "lab" not in x.get("suite", [])]
     expect(rows and not bad, f"{track}: with every region written the copy's `meson test`"
@@ -275,7 +293,8 @@ def check_edits(track, copy):
     bodies = [b for b, x in zip(regions.task_bodies(copy, task), task.regions) if x.file == f]
     bodies[0] = bodies[0] + ["  this is not C++;"]
     regions.replace_bodies(copy / f, task.id, bodies)
-    r = lab(copy, "check", "--task", task.id, env=env)
+    with timed(f"{track}: BUILD_FAIL check"):
+        r = lab(copy, "check", "--task", task.id, env=env)
     expect("BUILD_FAIL" in r.stdout and "error" in r.stdout and f"your region of {task.id}" in r.stdout,
            f"{track}: a region that does not compile is BUILD_FAIL, with the compiler's error in the region\n"
            + "\n".join("        " + line for line in r.stdout.splitlines()[-4:]))
@@ -292,8 +311,9 @@ def grader_on_standin(tmp):
     work = tmp / "selftest"
     hidden = tmp / "hidden.json"
     hidden.write_text(json.dumps({"seeds": [918273, 5550123], "cases": {"standin-sum": [["--n", "77777"], ["--n", "3"]]}}))
-    r = subprocess.run([sys.executable, str(LABS / "lab.py"), "selftest", "standin", "--work", str(work), "--jobs", "2",
-                        "--timeout", "10", "--hidden", str(hidden)], capture_output=True, text=True)
+    with timed("standin: the grader's self-test"):
+        r = subprocess.run([sys.executable, str(LABS / "lab.py"), "selftest", "standin", "--work", str(work), "--jobs",
+                            "2", "--timeout", "10", "--hidden", str(hidden)], capture_output=True, text=True)
     print("\n".join(line for line in r.stdout.splitlines() if line.startswith(("BAD", "MISSING", "selftest"))),
           r.stderr[-3000:])
     expect(r.returncode == 0, "standin: the grader grades every planted submission, mistake and exploit as expected")
@@ -313,8 +333,10 @@ def grader_on_standin(tmp):
                             text=True).stdout for s in ("918273", "5550123")]
         expect(d[0].split("data digest")[1].split()[0] != d[1].split("data digest")[1].split()[0],
                "standin: two hidden seeds give different data")
-    grade_in_parts(work, hidden)
-    grade_a_class(work, hidden)
+    with timed("standin: grade in parts"):
+        grade_in_parts(work, hidden)
+    with timed("standin: a class"):
+        grade_a_class(work, hidden)
     expect(check.STATUSES == ["PASS", "FAIL", "NOT_IMPLEMENTED", "BUILD_FAIL", "CRASH", "TIMEOUT", "SANITIZER",
                               "SANITIZER_UNAVAILABLE", "SKIP", "NOT_RUN"], "the status set is the documented one")
     real = check.find_sanitizer
@@ -554,13 +576,16 @@ def check_stability_merge(tmp):
 
 def check_track(track, tmp, consts):
     """Every check of one track's copy; returns this process's failures."""
-    copy = E.export(track, tmp / track)
-    check_copy_files(track, copy, tmp)
-    check_leaks(track, copy, consts)
-    check_static(track, tmp)
+    with timed(f"{track}: export, files, leaks, static pass"):
+        copy = E.export(track, tmp / track)
+        check_copy_files(track, copy, tmp)
+        check_leaks(track, copy, consts)
+        check_static(track, tmp)
     if os.environ.get("LAB_SKIP_COPY_BUILD") != "1":
-        check_statuses(track, copy)
-        check_edits(track, copy)
+        with timed(f"{track}: statuses (setup, build, lab suite, check)"):
+            check_statuses(track, copy)
+        with timed(f"{track}: edits (meson test, check, BUILD_FAIL)"):
+            check_edits(track, copy)
     shutil.rmtree(copy, ignore_errors=True)
     return failures
 
@@ -679,7 +704,8 @@ def check_export_strays(tmp):
 
 
 def check_standin(tmp):
-    check_export_strays(tmp)
+    with timed("export strays"):
+        check_export_strays(tmp)
     catalogue_documented()
     check_requirements()
     check_sanitizer_verdict()
@@ -707,7 +733,8 @@ def main():
     only = os.environ.get("LAB_TRACKS", "").split(",") if os.environ.get("LAB_TRACKS") else None
     copy_setup(tmp)  # the shared ccache settings, written once before any copy reads them
     if os.environ.get("LAB_SKIP_COPY_BUILD") != "1":
-        prime_cache(tmp)
+        with timed("the shared objects, into ccache"):
+            prime_cache(tmp)
     jobs = int(os.environ.get("LAB_TRACK_JOBS", "3"))
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
@@ -717,7 +744,8 @@ def main():
             for w in work:
                 failures.extend(w.result())
         if not only or "standin" in only:  # alone: its grades time the stand-in on the CPU
-            check_standin(tmp)
+            with timed("the stand-in (export strays, grader, class)"):
+                check_standin(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{len(failures)} failed")
