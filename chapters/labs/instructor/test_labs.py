@@ -69,6 +69,13 @@ SLOWEST_COPIES = ("scan", "gemm", "reduce")  # the longest copies (16-18 with CU
 SHARED_TARGETS = ["common/libcommon_gpu.a", "common/libcommon_host.a", "common/device_query",
                   "chapters/00_first_program/first_program", "chapters/01_cpu_baseline"]
 FULL_REBUILD_TRACK = os.environ.get("LAB_FULL_REBUILD_TRACK", "")  # a track whose edited copy is rebuilt too
+# What the tests of chapters 00 and 01 read: their folders, common/, the build files and the
+# tests' scripts. No track has a region there, and check_copy_files holds every copy to the
+# repository's files, built with the same options: those tests (chapter 01's run-lines alone
+# takes about 25 s of CPU) run in one copy, the first track's; the others leave SHARED_SUITES out.
+SHARED_FILES = re.compile(r"chapters/0[01]_[^/]+/.*|common/.*|chapters/[^/]+\.py|(chapters/)?meson\.build"
+                          r"|meson\.options")
+SHARED_SUITES = ("ch00", "ch01")
 
 
 def expect(cond, what):
@@ -124,6 +131,14 @@ def check_copy_files(track, copy, tmp):
     foreign = [str(p.relative_to(copy)) for p in copy.rglob("*") if p.suffix in regions.SOURCE_SUFFIXES
                and any(r[0] in others for r in regions.find_regions(p.read_text().split("\n")))]
     expect(not foreign, f"{track}: no region of another track in the copy {foreign[:3]}")
+    shared = sorted(f for f in E.repo_files(ROOT)[0] if SHARED_FILES.fullmatch(f) and E.allowed(f)
+                    and E.keep_in_copy(f, track))
+    held = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*")
+                  if p.is_file() and SHARED_FILES.fullmatch(p.relative_to(copy).as_posix()))
+    differ = [f for f in shared if (copy / f).is_file() and not filecmp.cmp(ROOT / f, copy / f, shallow=False)]
+    expect(shared and held == shared and not differ,
+           f"{track}: chapters 00 and 01, common/, the build files and the tests' scripts are the repository's "
+           f"files (their tests run in one copy) {differ[:3]} {sorted(set(held) ^ set(shared))[:3]}")
     dead = E.dead_links(copy)
     expect(not dead, f"{track}: every link of the copy leads to a file it holds {dead[:4]}")
     handout = copy / "docs" / "labs" / f"{track}.md"
@@ -269,7 +284,7 @@ def lab_suite(copy, env, rebuild):
     return [json.loads(line)["result"] for line in open(log) if line.strip()] if log.exists() else []
 
 
-def check_edits(track, copy):
+def check_edits(track, copy, shared_tests):
     tasks = T.track_tasks(track)
     for t in tasks:  # every region written: the reference's bodies
         for f in dict.fromkeys(x.file for x in t.regions):
@@ -277,13 +292,16 @@ def check_edits(track, copy):
             regions.replace_bodies(copy / f, t.id, mine)
     rebuild = track == FULL_REBUILD_TRACK
     env = {"CUDA_VISIBLE_DEVICES": "", "REQUIRE_GPU": "0"}
+    leave_out = [] if shared_tests else [a for suite in SHARED_SUITES for a in ("--no-suite", suite)]
     with timed(f"{track}: meson test"):
-        subprocess.run(["meson", "test", "-C", "build"] + ([] if rebuild else ["--no-rebuild"]), cwd=copy,
-                       capture_output=True, text=True, env=dict(os.environ, **env))
+        subprocess.run(["meson", "test", "-C", "build"] + ([] if rebuild else ["--no-rebuild"]) + leave_out,
+                       cwd=copy, capture_output=True, text=True, env=dict(os.environ, **env))
     rows = [json.loads(line) for line in open(copy / "build/meson-logs/testlog.json") if line.strip()]
     bad = [x["name"] for x in rows if x["result"] not in ("OK", "SKIP") and "lab" not in x.get("suite", [])]
-    expect(rows and not bad, f"{track}: with every region written the copy's `meson test`"
-                             f"{'' if rebuild else ' --no-rebuild'} has no failure outside the lab suite {bad}")
+    ran_shared = any(":01_cpu_baseline" in x["name"] for x in rows)
+    expect(rows and not bad and ran_shared == shared_tests,
+           f"{track}: with every region written the copy's `meson test`{'' if rebuild else ' --no-rebuild'}"
+           f"{' (with' if shared_tests else ' (without'} chapters 00 and 01) has no failure outside the lab suite {bad}")
     r = lab(copy, "check", *([] if rebuild else ["--no-build"]), env=env)
     got = {s for s, _ in statuses(r.stdout)}
     expect(got == {"SKIP"}, f"{track}: written tasks are SKIP without a GPU, after the source checks ({got})")
@@ -574,8 +592,9 @@ def check_stability_merge(tmp):
     expect(code == 2, f"stability --merge of a part without a sheet is a usage error, exit 2 (got {code})")
 
 
-def check_track(track, tmp, consts):
-    """Every check of one track's copy; returns this process's failures."""
+def check_track(track, tmp, consts, shared_tests):
+    """Every check of one track's copy; returns this process's failures. With shared_tests the
+    copy's `meson test` runs the tests of chapters 00 and 01 too (SHARED_FILES)."""
     with timed(f"{track}: export, files, leaks, static pass"):
         copy = E.export(track, tmp / track)
         check_copy_files(track, copy, tmp)
@@ -585,7 +604,7 @@ def check_track(track, tmp, consts):
         with timed(f"{track}: statuses (setup, build, lab suite, check)"):
             check_statuses(track, copy)
         with timed(f"{track}: edits (meson test, check, BUILD_FAIL)"):
-            check_edits(track, copy)
+            check_edits(track, copy, shared_tests)
     shutil.rmtree(copy, ignore_errors=True)
     return failures
 
@@ -740,7 +759,7 @@ def main():
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
             tracks = sorted((t for t in T.TRACKS if t != "standin" and (not only or t in only)),
                             key=lambda t: t not in SLOWEST_COPIES)  # the longest builds start first
-            work = [pool.submit(check_track, track, tmp, consts) for track in tracks]
+            work = [pool.submit(check_track, track, tmp, consts, track == tracks[0]) for track in tracks]
             for w in work:
                 failures.extend(w.result())
         if not only or "standin" in only:  # alone: its grades time the stand-in on the CPU
