@@ -2,8 +2,7 @@
 // run by --verify-only beside the status protocol's check). The scans of this chapter
 // hand the warp scan 32-bit values only, but chapters 17 and 18 scan 64-bit counts with
 // it, where a count passes 2^32 only past 2^32 keys (the large suite). A warp scan that
-// drops the high word (a 32-bit temporary, a 32-bit shuffle) passes every u32 and f32
-// scan; here every lane's value lies past 2^32 and its low word near 2^32, so the high
+// drops a 64-bit value's high word shows it in no u32 or f32 scan; here every lane's value lies past 2^32 and its low word near 2^32, so the high
 // words and the carries out of the low words both count. Planted (--planted
 // warp-scan-32): the warp scan of the values' low words, widened, which must fail.
 #include <cstdint>
@@ -41,8 +40,7 @@ struct WarpScanData {
   uint64_t* out;
   void poison() const { CUDA_CHECK(cudaMemset(out, 0xFF, kThreads * sizeof(uint64_t))); }
   sw::bench::Verdict check() const {
-    std::vector<uint64_t> got(kThreads);
-    CUDA_CHECK(cudaMemcpy(got.data(), out, kThreads * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    const std::vector<uint64_t> got = sw::read(out, kThreads);
     uint64_t sum = 0;
     for (int i = 0; i < kThreads; ++i) {
       sum = (i % sw::kWarp ? sum : 0) + lane_value(i);

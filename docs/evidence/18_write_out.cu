@@ -6,6 +6,8 @@
 // memory pattern: a coalesced read, then 256 runs of random length a tile (tile / 256 keys
 // on average). Each tile shape with and without chapter 16's L2 prefetch 4 MiB ahead; the
 // keys' output is checked to be in digit order. 2^28 keys; the median of 20 timed launches.
+// A probe outside the chapters' programs, it times its launches itself (CUDA events, three
+// warm-up launches left out, sw::median of 20); the chapters' rows go through sw::bench::measure.
 // usage: bash docs/evidence/18_write_out.sh <build_dir>
 //        18_write_out [RxB [K]]: only the tile of R rows x B threads, at most K blocks an SM
 //        (dynamic shared memory that only K blocks fit), for the profiler.
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "common/cuda_utils.cuh"
 #include "common/timing.h"
 
 template <int R, int B, bool kPairs, bool kAhead>
@@ -124,8 +127,7 @@ void run(const std::vector<uint32_t>& keys, uint32_t* d_keys, const uint32_t* d_
     }
     const double med = sw::median(ms), bytes = 2.0 * n * 4 * (pairs ? 2 : 1);
     if (!pairs) {  // the output in digit order: every key placed, none overwritten
-      std::vector<uint32_t> out(n);
-      CUDA_CHECK(cudaMemcpy(out.data(), ko, n * 4, cudaMemcpyDeviceToHost));
+      const std::vector<uint32_t> out = sw::read(ko, n);
       int64_t bad = 0;
       for (int64_t i = 1; i < n; ++i) bad += (out[i - 1] & 255) > (out[i] & 255);
       if (bad) {
