@@ -86,7 +86,8 @@ CANDIDATES = {
     ],
 }
 BOTH = ["2^28", "2^20"]
-CANDIDATES["18"] = [  # steps 2, 4, 5 and 7 dropped after the H100 sweeps at 4c196e1 and 960b449
+CANDIDATES["18"] = [  # steps 2, 4, 5 and 7 dropped after the H100 sweeps at 4c196e1 and 960b449;
+    # step 9 at 16 x 384, 20 x 512 and 16 x 512 after the one at f74964a (no gain)
     ("onesweep-ahead", ["--tile-rows", "20", "--block", "384"],
      "the baseline: step 6, the best step at 960b449 (H100, keys 0.75x)", ["2^28"]),
     ("onesweep-lean", ["--tile-rows", "24", "--block", "384"],
@@ -94,10 +95,9 @@ CANDIDATES["18"] = [  # steps 2, 4, 5 and 7 dropped after the H100 sweeps at 4c1
     ("onesweep-lean-hist", ["--tile-rows", "24", "--block", "384"],
      "+ step 5's histogram pass", BOTH),
     ("onesweep-lean-hist", ["--tile-rows", "20", "--block", "384"], "the same at 20 x 384", BOTH),
-    ("onesweep-lean-hist", ["--tile-rows", "16", "--block", "384"], "the same at 16 x 384", ["2^28"]),
-    ("onesweep-lean-hist", ["--tile-rows", "20", "--block", "512"],
-     "the same at 20 x 512: 32 warps an SM at 64 registers for pairs", ["2^28"]),
-    ("onesweep-lean-hist", ["--tile-rows", "16", "--block", "512"], "the same at 16 x 512", ["2^28"]),
+    ("onesweep-packed", ["--tile-rows", "24", "--block", "384"],
+     "+ pairs as one 8-byte word in the scratch buffer", BOTH),
+    ("onesweep-packed", ["--tile-rows", "20", "--block", "384"], "the same at 20 x 384", ["2^28"]),
 ]
 PROGRAMS = {"16": "16_scan", "17": "17_stream_compaction", "18": "18_radix_sort"}
 OWN_TILES = {"lookback-lean": ("6", "128"), "lookback-prefetch": ("6", "128"),

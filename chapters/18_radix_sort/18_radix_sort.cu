@@ -34,12 +34,14 @@
 //                       compiled in, no bound checks but in the last tile, a digit in one
 //                       instruction, four a ballot bit, 32-bit places, 3 blocks an SM.
 //   onesweep-lean-hist  + step 5's histogram pass.
+//   onesweep-packed     + pairs as one 8-byte word a key in the scratch buffer.
 //                cub::DeviceRadixSort in the same run; GKey/s (extra gkeys_s) next to
 //                the GB/s of one read and one write of every key (and value). The
 //                inputs, the reference, the checks and the rows: sort_problem.cu.
 // Bottleneck:    DRAM: four passes read and write every key (and value).
 // Steps:         three-kernel, onesweep, onesweep-early, onesweep-match, onesweep-hist,
-//                onesweep-ahead, onesweep-pause, onesweep-lean, onesweep-lean-hist
+//                onesweep-ahead, onesweep-pause, onesweep-lean, onesweep-lean-hist,
+//                onesweep-packed
 // Run:           build/chapters/18_radix_sort [--n 2^28 [--verify-only] | --verify-only --large]
 //                [--sort keys|pairs] [--variant onesweep] [--tile-rows 16 --block 256] [--json]
 #include <algorithm>
@@ -281,8 +283,7 @@ void launch_onesweep(const ch18::SortCall& c) {
 
 namespace {
 
-// The step table: each step's launcher, which holds its <<<>>>s, and its own tile (none:
-// the default run's tuned tile).
+// The step table: each step's launcher (it holds the <<<>>>s) and its own tile, if any.
 const std::vector<ch18::Step> kSteps = {
     {"three-kernel", launch_three_kernel},
     {"onesweep", launch_onesweep},
@@ -300,7 +301,10 @@ const std::vector<ch18::Step> kSteps = {
      {ch18::kLeanRows, ch18::kLeanBlock, ch18::kLeanRowsCompiled, ch18::kLeanBlocksCompiled}},
     {"onesweep-lean-hist",
      ch18::launch_onesweep_lean_hist,
-     {ch18::kLeanRows, ch18::kLeanBlock, ch18::kLeanRowsCompiled, ch18::kLeanBlocksCompiled}}};
+     {ch18::kLeanRows, ch18::kLeanBlock, ch18::kLeanRowsCompiled, ch18::kLeanBlocksCompiled}},
+    {"onesweep-packed",
+     ch18::launch_onesweep_packed,
+     {ch18::kLeanRows, ch18::kLeanBlock, ch18::kPackedRowsCompiled, {ch18::kLeanBlock}}}};
 // The tiles the kernels take (--tile-rows, --block) and the sweep tries.
 const sw::scan::TileChoices kTiles{
     SortRows::list(), kSortBlocks, kDefaultBlock, {8, 16, 24}, {256, 384, 512}};

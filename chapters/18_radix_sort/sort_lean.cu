@@ -22,6 +22,14 @@
 //   onesweep-lean-hist  + step 5's histogram pass (histogram_vec: 16-byte loads, 16 keys in
 //                       flight a thread): step 2's histogram_all moves the keys at about 38 %
 //                       of the DRAM peak, a tenth of a sort's time at 2^28.
+// and step 10, for pairs (keys sort as in step 9):
+//   onesweep-packed     a key and its value travel as one 8-byte word (uint2) wherever the
+//                       chapter owns the buffer: the pass writes the scratch buffer (passes 0
+//                       and 2) as n (key, value) pairs and reads it back so (passes 1 and 3);
+//                       the caller's input and output stay two arrays. Each pass has one
+//                       packed side: one 8-byte load or store where there were two 4-byte
+//                       ones, one 8-byte shared store and load a key, and a scattered run of
+//                       a digit is one run of 8-byte words, not two of 4.
 // The look-back and the status words are step 6's (sort_onesweep.cuh).
 #include <cstdint>
 
@@ -93,24 +101,51 @@ __device__ __forceinline__ void load_rows(const uint32_t* in, int64_t n, int64_t
   }
 }
 
+// Row r of this warp's (key, value) pairs from a packed buffer: step 10's passes 1 and 3.
+template <int kRows, bool kChecked>
+__device__ __forceinline__ void load_packed_rows(const uint2* in, int64_t n, int64_t first,
+                                                 uint32_t (&key)[kRows], uint32_t (&value)[kRows]) {
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int64_t i = first + r * sw::kWarp;
+    const uint2 kv = !kChecked || i < n ? in[i] : make_uint2(0xFFFFFFFFu, 0u);
+    key[r] = kv.x, value[r] = kv.y;
+  }
+}
+
+// Where a pass's pairs lie: two arrays (steps 8 and 9), or step 10's packed scratch on the
+// output side (passes 0 and 2) or on the input side (passes 1 and 3).
+enum Pack { kTwoArrays, kPackedOut, kPackedIn };
+
 // Step 6's tile (the L2 prefetch `ahead` tiles on, the early count published, the ranking,
 // the look-back, the write-out in runs), with the shapes compiled in.
-template <int kRows, int kBlock, bool kPairs, class Word>
+template <int kRows, int kBlock, bool kPairs, class Word, Pack kPack = kTwoArrays>
 __global__ void __launch_bounds__(kBlock, ch18::lean_threads_per_sm(kPairs, kRows, kBlock) / kBlock)
     onesweep_lean_pass(const PassArgs a, int64_t ahead) {
   constexpr int kTileKeys = kBlock * kRows;
-  extern __shared__ uint32_t sorted[];                      // keys, then values
+  extern __shared__ uint32_t sorted[];  // keys, then values; step 10: (key, value) pairs
+  uint2* sorted_pairs = reinterpret_cast<uint2*>(sorted);
+  const uint2* packed_in = reinterpret_cast<const uint2*>(a.keys_in);
   __shared__ unsigned counts[kBlock / sw::kWarp][kDigits];  // per warp: counts, then places
   __shared__ Word place[kDigits];  // digit d's place in keys_out, less where it starts here
   const int64_t tile = draw_pass_tile(a.ticket, a.first_ticket);
-  ch16::prefetch_tile_l2(a.keys_in, a.n, tile + ahead, kTileKeys);
-  if (kPairs) ch16::prefetch_tile_l2(a.values_in, a.n, tile + ahead, kTileKeys);
+  if (kPack == kPackedIn) {
+    ch16::prefetch_tile_l2(packed_in, a.n, tile + ahead, kTileKeys);
+  } else {
+    ch16::prefetch_tile_l2(a.keys_in, a.n, tile + ahead, kTileKeys);
+    if (kPairs) ch16::prefetch_tile_l2(a.values_in, a.n, tile + ahead, kTileKeys);
+  }
   const int warp = threadIdx.x / sw::kWarp, lane = threadIdx.x % sw::kWarp;
   unsigned selector = digit_selector(a.shift);
   const bool full = (tile + 1) * kTileKeys <= a.n;
   const int64_t first = tile * kTileKeys + int64_t{warp} * kRows * sw::kWarp + lane;
   uint32_t key[kRows], value[kRows];
-  if (full) {
+  if (kPack == kPackedIn) {
+    if (full)
+      load_packed_rows<kRows, false>(packed_in, a.n, first, key, value);
+    else
+      load_packed_rows<kRows, true>(packed_in, a.n, first, key, value);
+  } else if (full) {
     load_rows<kRows, false>(a.keys_in, a.n, first, 0xFFFFFFFFu, key);
     if (kPairs) load_rows<kRows, false>(a.values_in, a.n, first, 0u, value);
   } else {
@@ -131,8 +166,12 @@ __global__ void __launch_bounds__(kBlock, ch18::lean_threads_per_sm(kPairs, kRow
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const unsigned at = rank_lean(digit_by_byte(key[r], selector), counts[warp], upto_mask);
-    sorted[at] = key[r];
-    if (kPairs) sorted[kTileKeys + at] = value[r];
+    if (kPack != kTwoArrays) {
+      sorted_pairs[at] = make_uint2(key[r], value[r]);
+    } else {
+      sorted[at] = key[r];
+      if (kPairs) sorted[kTileKeys + at] = value[r];
+    }
   }
   const unsigned d = threadIdx.x;
   if (d < kDigits) {
@@ -146,6 +185,17 @@ __global__ void __launch_bounds__(kBlock, ch18::lean_threads_per_sm(kPairs, kRow
   for (int r = 0; r < kRows; ++r) {  // key i of the sorted tile to place[digit] + i
     const unsigned i = r * kBlock + threadIdx.x;
     if (!full && i >= valid) break;
+    if (kPack != kTwoArrays) {
+      const uint2 kv = sorted_pairs[i];
+      const Word to = place[digit_by_byte(kv.x, selector)] + i;
+      if (kPack == kPackedOut) {
+        reinterpret_cast<uint2*>(a.keys_out)[to] = kv;
+      } else {
+        a.keys_out[to] = kv.x;
+        a.values_out[to] = kv.y;
+      }
+      continue;
+    }
     const uint32_t k = sorted[i];
     const Word to = place[digit_by_byte(k, selector)] + i;
     a.keys_out[to] = k;
@@ -169,6 +219,18 @@ AheadPass lean_pass(const ch18::SortCall& c) {
   });
 }
 
+// Step 10's pass kernels (pairs), compiled for its own block and 20 or 24 rows: passes 0
+// and 2 write the packed scratch, passes 1 and 3 read it.
+using PackedRows = ch16::Choices<20, 24>;  // kPackedRowsCompiled
+template <Pack kPack>
+AheadPass packed_pass(const ch18::SortCall& c) {
+  return PackedRows::pick(c.tile.rows, [&](auto r) -> AheadPass {
+    constexpr int kRows = decltype(r)::value;
+    return narrow_words(c.n) ? onesweep_lean_pass<kRows, ch18::kLeanBlock, true, uint32_t, kPack>
+                             : onesweep_lean_pass<kRows, ch18::kLeanBlock, true, Count, kPack>;
+  });
+}
+
 }  // namespace
 
 namespace ch18 {
@@ -183,5 +245,13 @@ void launch_lean(const SortCall& c) {
 
 void launch_onesweep_lean(const SortCall& c) { launch_lean<histogram_and_bases>(c); }
 void launch_onesweep_lean_hist(const SortCall& c) { launch_lean<histogram_vec_and_bases>(c); }
+
+// Step 10: keys as step 9; pairs with the packed passes (the scratch buffer, keys_tmp, is
+// 2n words: n pairs).
+void launch_onesweep_packed(const SortCall& c) {
+  if (c.values_in == nullptr) return launch_lean<histogram_vec_and_bases>(c);
+  const AheadPass to_packed = packed_pass<kPackedOut>(c), from_packed = packed_pass<kPackedIn>(c);
+  launch_ahead_passes(c, to_packed, histogram_vec_and_bases(c), from_packed);
+}
 
 }  // namespace ch18

@@ -11,7 +11,7 @@
 //   finish_tile      the look-back, the next pass's status words of the tile zeroed, and
 //                    the tile written out in runs of one digit
 //   pass_args        the arguments of pass p (launchers)
-//   launch_ahead_passes  steps 6 to 9's four passes, each prefetching 4 MiB ahead
+//   launch_ahead_passes  steps 6 to 10's four passes, each prefetching 4 MiB ahead
 #pragma once
 
 #include <algorithm>
@@ -205,17 +205,22 @@ inline void clear_first_pass(const ch18::SortCall& c, int64_t tiles) {
 // The passes of steps 6 to 9, after their histogram pass: their sorted tile's shared memory
 // allowed, the first pass's words zeroed, then the four passes, each told how many tiles
 // ahead to prefetch (the tiles that 4 MiB of keys, or of keys and values, cover).
+// odd_pass: the kernel of passes 1 and 3 when it is not `pass` (step 10).
 using AheadPass = void (*)(const PassArgs, int64_t);
-inline void launch_ahead_passes(const ch18::SortCall& c, AheadPass pass, const Count* bases) {
+inline void launch_ahead_passes(const ch18::SortCall& c, AheadPass pass, const Count* bases,
+                                AheadPass odd_pass = nullptr) {
   const int64_t tiles = ch16::tile_count(c.n, c.tile.block, c.tile.rows, 1);
   const bool pairs = c.values_in != nullptr;
   const int64_t tile_keys = int64_t{c.tile.block} * c.tile.rows;
   const int64_t ahead = ch16::l2_ahead_tiles(tile_keys, sizeof(uint32_t) * (pairs ? 2 : 1));
   const size_t sorted_bytes = sizeof(uint32_t) * tile_keys * (pairs ? 2 : 1);
+  if (odd_pass == nullptr) odd_pass = pass;
   ch16::allow_shared(pass, sorted_bytes);
+  ch16::allow_shared(odd_pass, sorted_bytes);
   clear_first_pass(c, tiles);
   for (int p = 0; p < kPasses; ++p) {
-    pass<<<tiles, c.tile.block, sorted_bytes, c.stream>>>(pass_args(c, bases, p, tiles), ahead);
+    const AheadPass kernel = p % 2 ? odd_pass : pass;
+    kernel<<<tiles, c.tile.block, sorted_bytes, c.stream>>>(pass_args(c, bases, p, tiles), ahead);
     CHECK_LAUNCH();
   }
   *c.tickets = kPasses * tiles;

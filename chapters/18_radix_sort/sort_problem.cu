@@ -41,11 +41,10 @@ SortData::SortData(int64_t n, bool with_values, Keys k, uint64_t s)
     : n(n), pairs(with_values), pattern(k), seed(s) {
   keys_in.allocate(n);
   keys_out.allocate(n);
-  keys_tmp.allocate(n);
+  tmp.allocate(pairs ? 2 * n : n);
   if (pairs) {
     values_in.allocate(n);
     values_out.allocate(n);
-    values_tmp.allocate(n);
   }
   scratch.allocate(2 * kDigits * (n / kMinTile + 1) + 2);
   digits.allocate(2 * kPasses * kDigits);
@@ -68,8 +67,8 @@ SortCall SortData::call(sw::scan::Tile t, cudaStream_t stream) const {
           pairs ? values_in.get() : nullptr,
           keys_out.get(),
           values_out.get(),
-          keys_tmp.get(),
-          values_tmp.get(),
+          tmp.get(),
+          pairs ? tmp.get() + n : nullptr,
           n,
           t,
           scratch.get(),
@@ -81,7 +80,7 @@ SortCall SortData::call(sw::scan::Tile t, cudaStream_t stream) const {
 
 void SortData::poison() const {
   tickets = 0;
-  for (const auto* b : {&keys_out, &keys_tmp, &values_out, &values_tmp})
+  for (const auto* b : {&keys_out, &values_out, &tmp})
     if (b->get()) sw::poison(b->get(), b->bytes());
   for (const auto* b : {&scratch, &digits, &state}) sw::poison(b->get(), b->bytes());
 }

@@ -33,5 +33,9 @@ constexpr int lean_threads_per_sm(bool pairs, int rows, int block) {
 }
 void launch_onesweep_lean(const SortCall& c);
 void launch_onesweep_lean_hist(const SortCall& c);
+// Step 10 (sort_lean.cu): step 9's tile with pairs packed in the scratch buffer; its pairs
+// kernels are compiled for blocks of 384 and 20 or 24 rows, its own tile 24 x 384.
+inline const std::vector<int> kPackedRowsCompiled = {20, 24};  // sort_lean.cu's PackedRows
+void launch_onesweep_packed(const SortCall& c);
 
 }  // namespace ch18
