@@ -123,7 +123,7 @@ template <int kRows, int kBlock, bool kPairs, class Word, Pack kPack = kTwoArray
 __global__ void __launch_bounds__(kBlock, ch18::lean_threads_per_sm(kPairs, kRows, kBlock) / kBlock)
     onesweep_lean_pass(const PassArgs a, int64_t ahead) {
   constexpr int kTileKeys = kBlock * kRows;
-  extern __shared__ uint32_t sorted[];  // keys, then values; step 10: (key, value) pairs
+  extern __shared__ __align__(16) uint32_t sorted[];  // keys, then values; step 10: pairs
   uint2* sorted_pairs = reinterpret_cast<uint2*>(sorted);
   const uint2* packed_in = reinterpret_cast<const uint2*>(a.keys_in);
   __shared__ unsigned counts[kBlock / sw::kWarp][kDigits];  // per warp: counts, then places
