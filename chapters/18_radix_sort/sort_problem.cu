@@ -41,7 +41,7 @@ SortData::SortData(int64_t n, bool with_values, Keys k, uint64_t s)
     : n(n), pairs(with_values), pattern(k), seed(s) {
   keys_in.allocate(n);
   keys_out.allocate(n);
-  tmp.allocate(pairs ? 2 * n : n);
+  tmp.allocate(pairs ? 2 * values_tmp_at() : n);
   if (pairs) {
     values_in.allocate(n);
     values_out.allocate(n);
@@ -68,7 +68,7 @@ SortCall SortData::call(sw::scan::Tile t, cudaStream_t stream) const {
           keys_out.get(),
           values_out.get(),
           tmp.get(),
-          pairs ? tmp.get() + n : nullptr,
+          pairs ? tmp.get() + values_tmp_at() : nullptr,
           n,
           t,
           scratch.get(),

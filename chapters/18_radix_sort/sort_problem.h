@@ -64,8 +64,8 @@ SW_HD inline uint32_t key_value(Keys pattern, uint64_t seed, int64_t i, int64_t 
 struct SortCall {
   const uint32_t* keys_in;
   const uint32_t* values_in;                                // nullptr: keys only
-  uint32_t *keys_out, *values_out, *keys_tmp, *values_tmp;  // values_tmp = keys_tmp + n: one
-  // buffer of 2n words for pairs, which step 10 reads and writes as n (key, value) pairs
+  uint32_t *keys_out, *values_out, *keys_tmp, *values_tmp;  // values_tmp: in keys_tmp's
+  // buffer, 16-byte aligned after its n keys; step 10 reads and writes it as n (key, value) pairs
   int64_t n;
   sw::scan::Tile tile;
   Count* scratch;    // 2 x 256 x (n / kMinTile + 1) words: the three kernels' counts and
@@ -104,7 +104,10 @@ struct SortData {
   mutable uint64_t seed, keys_digest = 0, values_digest = 0;  // of the input (reseed changes it)
   mutable int64_t tickets = 0;  // what the last launcher said its kernels must draw
   sw::DeviceBuffer<uint32_t> keys_in, values_in, keys_out, values_out;
-  sw::DeviceBuffer<uint32_t> tmp;  // keys_tmp, then values_tmp (pairs): 2n words
+  sw::DeviceBuffer<uint32_t> tmp;  // keys_tmp, then values_tmp (pairs) at values_tmp_at()
+  // The 16-byte aligned word where values_tmp starts, which the vector loads of values need
+  // (tmp + n would be misaligned for an n that is not a multiple of 4).
+  int64_t values_tmp_at() const { return sw::ceil_div(n, int64_t{4}) * 4; }
   sw::DeviceBuffer<Count> scratch, digits, state;
 
   SortData(int64_t n, bool with_values, Keys k, uint64_t s);
