@@ -10,9 +10,9 @@ chapters 19 to 21): --size beside a side, --large without --verify-only or besid
 not compiled for (its lean steps take 384 or 512 threads and 16, 20 or 24 rows only). Each must
 exit 2, print nothing on stdout and one line on stderr that names the option; and the same
 options in a combination that does go together must not exit 2 (0 or 77: no GPU). A
-combination that holds an option the program's --help does not list (chapter 20 has no
---config, chapter 19 no --type, chapter 18 no --size), or names a --variant the program
-lacks, is left out (check_bad_input.py refuses unknown options and choices).
+combination that holds an option the program's --help does not list (chapter 19 has no
+--type, chapter 18 no --size), or names a --variant or --config value the program does not
+list, is left out (check_bad_input.py refuses unknown options and choices).
 """
 import os
 import re
@@ -26,11 +26,13 @@ BAD = [(["--size", "5", "--m", "3"], "--size"),
        (["--verify-only", "--large", "--size", "4"], "--large"),
        (["--config", "sm80", "--variant", "naive"], "--config"),
        (["--config", "sm75", "--variant", "vector-transposed", "--verify-only"], "--config"),
+       (["--config", "k32-s4", "--variant", "mma-cp-async"], "--config"),
        (["--variant", "onesweep-lean", "--block", "256"], "--block"),
        (["--variant", "onesweep-lean-hist", "--tile-rows", "8", "--block", "384"], "--tile-rows")]
 GOOD = [["--size", "5"], ["--m", "3", "--n", "5", "--k", "7", "--verify-only"],
         ["--verify-only", "--large"], ["--config", "sm80", "--variant", "warp-tiled"],
-        ["--config", "sm75"], ["--alpha", "2", "--beta", "-1", "--verify-only"],
+        ["--config", "sm75"], ["--config", "k32-s4", "--variant", "mma-ahead"],
+        ["--alpha", "2", "--beta", "-1", "--verify-only"],
         ["--type", "fp16", "--size", "5", "--variant", "mma-sync"],
         ["--type", "bf16", "--verify-only", "--large"],
         ["--variant", "onesweep-lean", "--tile-rows", "20", "--block", "384"],
@@ -44,12 +46,14 @@ def main():
     env["CUDA_VISIBLE_DEVICES"] = ""  # a good combination stops at the GPU check (77)
     usage = subprocess.run([program, "--help"], capture_output=True, text=True, timeout=60).stdout
     offered = set(re.findall(r"^\s+(--[\w-]+)", usage, re.M))
-    variants = re.search(r"--variant X .*\((.*)\)", usage)
-    steps = {v.strip() for v in variants.group(1).split(",")} if variants else set()
-    def has_variant(args):
-        return "--variant" not in args or args[args.index("--variant") + 1] in steps
+    def choices(option):  # the values --help lists for an option, in parentheses at the end
+        found = re.search(rf"^\s+{option} X .*\((.*)\)", usage, re.M)
+        return {v.strip() for v in found.group(1).split(",")} if found else set()
+    listed = {option: choices(option) for option in ("--variant", "--config")}
+    def has_choices(args):
+        return all(o not in args or args[args.index(o) + 1] in values for o, values in listed.items())
     def applies(args):
-        return all(a in offered for a in args if a.startswith("--")) and has_variant(args)
+        return all(a in offered for a in args if a.startswith("--")) and has_choices(args)
     bad = [(args, name) for args, name in BAD if applies(args)]
     good = [args for args in GOOD if applies(args)]
     failures = 0

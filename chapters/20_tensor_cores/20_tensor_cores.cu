@@ -18,6 +18,10 @@
 //                  shared memory, no registers, in flight while another stage is
 //                  multiplied), rows XOR-swizzled instead of padded, and a 128 x 256 tile
 //                  with 64 x 64 per warp, fewer shared bytes per flop (mma_pipeline.cu).
+//   mma-ahead      the warp's operands one step of k ahead: two sets of fragments, the next
+//                  loaded while the mma.syncs of this one run, across the tiles' barriers
+//                  too; --config k64-s3 (the default: k 64 at a time, three stages) or k32-s4
+//                  (step 3's tiles: the operands ahead alone).
 //                mma-roof (role ceiling, mma_roof.cu) times mma.sync alone, on registers:
 //                what this instruction can do on the GPU in the machine, the chapter's
 //                denominator. cuBLAS's cublasGemmEx (fp32 accumulation) is the vendor row.
@@ -26,11 +30,11 @@
 //                bound gamma'_{3k+2} sum|a||b|, u' = 2^-23 (common/problems/gemm_reference.h:
 //                tensor cores truncate); C poisoned before every run, a guard after it.
 // Bottleneck:    wmma and mma-sync: the loads through registers and the barriers, with one
-//                tile in shared memory at a time; mma-cp-async: issuing mma.sync and
-//                ldmatrix fast enough, and L2's bandwidth. Hopper's full tensor rate needs
+//                tile in shared memory at a time; mma-cp-async and mma-ahead: issuing
+//                mma.sync and ldmatrix fast enough, and L2's bandwidth. Hopper's full tensor rate needs
 //                its own instruction, wgmma, which this chapter leaves out: the roof is
 //                mma.sync's.
-// Steps:         wmma, mma-sync, mma-cp-async
+// Steps:         wmma, mma-sync, mma-cp-async, mma-ahead
 // Run:           build/chapters/20_tensor_cores [--size 4096 | --m M --n N --k K]
 //                [--type bf16|fp16] [--alpha A --beta B] [--variant mma-cp-async] [--json]
 //                build/chapters/20_tensor_cores --verify-only [--large | --m M --n N --k K]
@@ -131,6 +135,7 @@ const std::vector<gm::Step> kSteps = {
     {"wmma", launch_wmma, {}, "step", kTensorStep},
     {"mma-sync", ch20::launch_mma_sync, {}, "step", kTensorStep},
     {"mma-cp-async", ch20::launch_mma_cp_async, {}, "step", kTensorStep},
+    {"mma-ahead", ch20::launch_mma_ahead, {}, "step", kTensorStep | gm::kConfigurable},
 };
 
 }  // namespace
@@ -142,5 +147,6 @@ int main(int argc, char** argv) {
       "20", kSteps};
   return sw::bench::run(
       argc, argv, program,
-      gm::Problem{{}, {gm::InputType::kBf16, gm::InputType::kFp16}, ch20::mma_roof});
+      gm::Problem{
+          ch20::kAheadConfigs, {gm::InputType::kBf16, gm::InputType::kFp16}, ch20::mma_roof});
 }

@@ -1,4 +1,5 @@
-// Chapter 20, step 3: a cp.async pipeline of four shared-memory stages, rows XOR-swizzled.
+// Chapter 20, steps 3 and 4: a cp.async pipeline of shared-memory stages, rows XOR-swizzled
+// (step 3); the warps' operands loaded one step ahead, and a deeper k tile (step 4).
 #include <cstdint>
 
 #include "common/check.h"
@@ -9,54 +10,67 @@ namespace ch20 {
 namespace pipeline {
 
 // A block computes a 128 x 256 tile of C with 8 warps (2 down, 4 across, each 64 x 64: 4 x 8
-// tiles of mma's 16 x 8), k 32 at a time. Four stages of shared memory, each an A tile
-// (128 x 32) and a B tile (32 x 256): 24 KiB a stage, 96 KiB in all.
-constexpr int kTileM = 128, kTileN = 256, kTileK = 32, kStages = 4, kThreads = 256;
+// tiles of mma's 16 x 8), kTileK of k at a time, from kStages stages of shared memory, each an
+// A tile (128 x kTileK) and a B tile (kTileK x 256): step 3 takes k 32 at a time from four
+// stages (24 KiB each, 96 KiB in all), step 4 64 from three (48 KiB each, 144 KiB).
+constexpr int kTileM = 128, kTileN = 256, kThreads = 256;
 constexpr int kWarpsN = 4, kWarpM = 64, kWarpN = 64;
 constexpr int kTilesM = kWarpM / kMmaM, kTilesN = kWarpN / kMmaN;
-constexpr int kChunksA = kTileK / kChunk, kChunksB = kTileN / kChunk;  // 16-byte chunks a row
-constexpr int kStageA = kTileM * kTileK, kStage = kStageA + kTileK * kTileN;  // elements
-constexpr int kSharedBytes = kStages * kStage * static_cast<int>(sizeof(uint16_t));
-constexpr int kLoadsA = kTileM * kChunksA / kThreads, kLoadsB = kTileK * kChunksB / kThreads;
-static_assert(kLoadsA * kThreads == kTileM * kChunksA && kLoadsB * kThreads == kTileK * kChunksB,
-              "whole chunks per thread");
-static_assert(kChunksA == 4 && kChunksB % 8 == 0, "the swizzles below are for these rows");
+constexpr int kChunksB = kTileN / kChunk;  // 16-byte chunks a row of B
+template <int kTileK, int kStages>
+struct Stages {
+  static constexpr int kChunksA = kTileK / kChunk;  // chunks a row of A
+  static constexpr int kStageA = kTileM * kTileK, kStage = kStageA + kTileK * kTileN;  // elements
+  static constexpr int kSharedBytes = kStages * kStage * static_cast<int>(sizeof(uint16_t));
+  static constexpr int kLoadsA = kTileM * kChunksA / kThreads,
+                       kLoadsB = kTileK * kChunksB / kThreads;
+  static_assert(kLoadsA * kThreads == kTileM * kChunksA && kLoadsB * kThreads == kTileK * kChunksB,
+                "whole chunks per thread");
+  static_assert((kChunksA == 4 || kChunksA == 8) && kChunksB % 8 == 0,
+                "the swizzles below are for these rows");
+};
 
 // The swizzle: where chunk c of row r sits in a stage. No padding: an A row is 64 bytes (4
-// chunks), a B row 512 (32 chunks). One phase of ldmatrix reads chunk c of 8 consecutive rows
-// (r0 a multiple of 8). Unswizzled, the even A rows would fall in one 16-byte bank group and
-// the odd ones in another (rows r and r + 2 are 128 bytes apart), and the B rows all in one
-// (512 apart): a 4-way and an 8-way conflict.
-// XOR-ing c with (r / 2) % 4 in A and with r % 8 in B puts the 8 rows' chunks in 8 different
-// 16-byte bank groups, and a row's chunks stay in the row (a warp's cp.async of whole rows
-// still writes 512 contiguous bytes).
+// chunks, k 32) or 128 (8 chunks, k 64), a B row 512 (32 chunks). One phase of ldmatrix reads
+// chunk c of 8 consecutive rows (r0 a multiple of 8). Unswizzled, 64-byte A rows would fall
+// in two 16-byte bank groups (rows r and r + 2 are 128 bytes apart), 128-byte A rows and the
+// B rows all in one: a 4-way and an 8-way conflict.
+// XOR-ing c with (r / 2) % 4 in 64-byte rows and with r % 8 in longer ones puts the 8 rows'
+// chunks in 8 different 16-byte bank groups, and a row's chunks stay in the row (a warp's
+// cp.async of whole rows still writes 512 contiguous bytes).
+template <int kChunksA>
 __device__ __forceinline__ int a_at(int r, int c) {
-  return (r * kChunksA + (c ^ ((r >> 1) & 3))) * kChunk;
+  const int x = kChunksA == 4 ? (r >> 1) & 3 : r & 7;
+  return (r * kChunksA + (c ^ x)) * kChunk;
 }
 __device__ __forceinline__ int b_at(int r, int c) {
   return (r * kChunksB + (c ^ (r & 7))) * kChunk;
 }
 
-// This thread's chunks of the tiles at p0 into one stage (as, bs). vec: cp.async, 16 bytes
-// each, zero-filled outside the matrices (with k and n multiples of 8 a chunk is all in or
-// all out); they land later, in the group the caller commits. Else through registers, one
-// element at a time (load8), stored at once.
-__device__ __forceinline__ void load_stage(const uint16_t* A, const uint16_t* B, uint16_t* as,
-                                           uint16_t* bs, int m, int n, int k, int row0, int col0,
-                                           int p0, bool vec) {
+// This thread's chunks of the A tile (load_a) and of the B tile (load_b) at p0 into one
+// stage (as, bs). vec: cp.async, 16 bytes each, zero-filled outside the matrices (with k and n
+// multiples of 8 a chunk is all in or all out); they land later, in the group the caller
+// commits. Else through registers, one element at a time (load8), stored at once.
+template <class S>
+__device__ __forceinline__ void load_a(const uint16_t* A, uint16_t* as, int m, int k, int row0,
+                                       int p0, bool vec) {
 #pragma unroll
-  for (int l = 0; l < kLoadsA; ++l) {
-    const int f = threadIdx.x + l * kThreads, r = f / kChunksA, c = f % kChunksA;
+  for (int l = 0; l < S::kLoadsA; ++l) {
+    const int f = threadIdx.x + l * kThreads, r = f / S::kChunksA, c = f % S::kChunksA;
     const int row = row0 + r, col = p0 + c * kChunk;
     const uint16_t* src = A + static_cast<int64_t>(row) * k;
+    uint16_t* to = &as[a_at<S::kChunksA>(r, c)];
     if (vec)
-      cp_async16(&as[a_at(r, c)], row < m && col < k ? src + col : A, row < m && col < k ? 16 : 0);
+      cp_async16(to, row < m && col < k ? src + col : A, row < m && col < k ? 16 : 0);
     else
-      *reinterpret_cast<uint4*>(&as[a_at(r, c)]) =
-          load8(src + p0, row < m, c * kChunk, k - p0, false);
+      *reinterpret_cast<uint4*>(to) = load8(src + p0, row < m, c * kChunk, k - p0, false);
   }
+}
+template <class S>
+__device__ __forceinline__ void load_b(const uint16_t* B, uint16_t* bs, int n, int k, int col0,
+                                       int p0, bool vec) {
 #pragma unroll
-  for (int l = 0; l < kLoadsB; ++l) {
+  for (int l = 0; l < S::kLoadsB; ++l) {
     const int f = threadIdx.x + l * kThreads, r = f / kChunksB, c = f % kChunksB;
     const int row = p0 + r, col = col0 + c * kChunk;
     const uint16_t* src = B + static_cast<int64_t>(row) * n;
@@ -67,61 +81,52 @@ __device__ __forceinline__ void load_stage(const uint16_t* A, const uint16_t* B,
           load8(src + col0, row < k, c * kChunk, n - col0, false);
   }
 }
+// Both tiles at p0 into the stage at `stage` (its A tile, then its B tile).
+template <class S>
+__device__ __forceinline__ void load_stage(const uint16_t* A, const uint16_t* B, uint16_t* stage,
+                                           int m, int n, int k, int row0, int col0, int p0,
+                                           bool vec) {
+  load_a<S>(A, stage, m, k, row0, p0, vec);
+  load_b<S>(B, stage + S::kStageA, n, k, col0, p0, vec);
+}
 
-// The pipeline: stages 0 to 2 are filled before the loop; at tile t the block waits for
-// tile t's copies (at most kStages - 2 groups still in flight), one barrier (tile t is in
-// shared memory for every thread, and every warp is done with tile t - 1), then starts the
-// copies of tile t + 3 into the stage tile t - 1 used, and multiplies tile t while they and
-// those of tiles t + 1 and t + 2 are in flight. Per 16 of k a warp issues 4 ldmatrix.x4 (A),
-// 4 ldmatrix.x4.trans (B) and 32 mma.sync, as in step 2 (swizzled addresses).
-template <class T>
-__global__ void __launch_bounds__(kThreads, 1)
-    gemm_mma_cp_async(const uint16_t* __restrict__ A, const uint16_t* __restrict__ B,
-                      float* __restrict__ C, int m, int n, int k, float alpha, float beta,
-                      bool vec) {
-  extern __shared__ __align__(128) uint16_t shared[];  // stage s: A tile, then B tile
-  const int row0 = blockIdx.y * kTileM, col0 = blockIdx.x * kTileN;
-  const int warp = threadIdx.x / sw::kWarp, lane = threadIdx.x % sw::kWarp;
-  const int warp_row = warp / kWarpsN * kWarpM, warp_col = warp % kWarpsN * kWarpN;
+// A warp's operands for k kk to kk + 15 of one stage: per i, one ldmatrix.x4 of A (mma tile
+// i's 16 x 16); per pair of mma tiles j, j + 1, one ldmatrix.x4.trans of B, split into their
+// two registers each.
+template <class S>
+__device__ __forceinline__ void load_fragments(uint32_t (&a)[kTilesM][4], uint32_t (&b)[kTilesN][2],
+                                               const uint16_t* as, const uint16_t* bs, int kk,
+                                               int warp_row, int warp_col, int lane) {
   const int lane_row = lane % 16, lane_chunk = lane / 16;  // this lane's ldmatrix row
-  const int tiles = static_cast<int>(sw::ceil_div(k, kTileK));
-  for (int s = 0; s < kStages - 1; ++s) {
-    uint16_t* stage = shared + s * kStage;
-    if (s < tiles) load_stage(A, B, stage, stage + kStageA, m, n, k, row0, col0, s * kTileK, vec);
-    cp_async_commit();
+#pragma unroll
+  for (int i = 0; i < kTilesM; ++i)
+    ldmatrix_x4(a[i],
+                &as[a_at<S::kChunksA>(warp_row + i * kMmaM + lane_row, kk / kChunk + lane_chunk)]);
+#pragma unroll
+  for (int j = 0; j < kTilesN; j += 2) {
+    uint32_t r[4];
+    ldmatrix_x4_trans(r, &bs[b_at(kk + lane_row, (warp_col + j * kMmaN) / kChunk + lane_chunk)]);
+    // lab mma-fragments: begin
+    b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
+    // lab mma-fragments: end
   }
-  float acc[kTilesM][kTilesN][4] = {};
-  for (int t = 0; t < tiles; ++t) {
-    cp_async_wait<kStages - 2>();
-    __syncthreads();
-    const int next = t + kStages - 1;
-    uint16_t* refill = shared + next % kStages * kStage;
-    if (next < tiles)
-      load_stage(A, B, refill, refill + kStageA, m, n, k, row0, col0, next * kTileK, vec);
-    cp_async_commit();
-    const uint16_t* as = shared + t % kStages * kStage;
-    const uint16_t* bs = as + kStageA;
+}
+
+template <class T>
+__device__ __forceinline__ void multiply(float (&acc)[kTilesM][kTilesN][4],
+                                         const uint32_t (&a)[kTilesM][4],
+                                         const uint32_t (&b)[kTilesN][2]) {
 #pragma unroll
-    for (int kk = 0; kk < kTileK; kk += kMmaK) {
-      uint32_t a[kTilesM][4], b[kTilesN][2];
+  for (int i = 0; i < kTilesM; ++i)
 #pragma unroll
-      for (int i = 0; i < kTilesM; ++i)
-        ldmatrix_x4(a[i], &as[a_at(warp_row + i * kMmaM + lane_row, kk / kChunk + lane_chunk)]);
-#pragma unroll
-      for (int j = 0; j < kTilesN; j += 2) {
-        uint32_t r[4];
-        ldmatrix_x4_trans(r,
-                          &bs[b_at(kk + lane_row, (warp_col + j * kMmaN) / kChunk + lane_chunk)]);
-        // lab mma-fragments: begin
-        b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
-        // lab mma-fragments: end
-      }
-#pragma unroll
-      for (int i = 0; i < kTilesM; ++i)
-#pragma unroll
-        for (int j = 0; j < kTilesN; ++j) mma_16816<T>(acc[i][j], a[i], b[j]);
-    }
-  }
+    for (int j = 0; j < kTilesN; ++j) mma_16816<T>(acc[i][j], a[i], b[j]);
+}
+
+// The warp's 64 x 64 tile of C from its accumulators.
+__device__ __forceinline__ void store_warp_tile(float* C, int m, int n, int row0, int col0,
+                                                int warp_row, int warp_col, int lane,
+                                                const float (&acc)[kTilesM][kTilesN][4],
+                                                float alpha, float beta) {
   // lab mma-fragments: begin
   const bool vec_c = n % 2 == 0;
 #pragma unroll
@@ -133,29 +138,151 @@ __global__ void __launch_bounds__(kThreads, 1)
   // lab mma-fragments: end
 }
 
-// The kernel for the type, allowed its kSharedBytes of dynamic shared memory (past the
-// 48 KiB a launch gets without asking) once.
+// Step 3. The pipeline: stages 0 to 2 are filled before the loop; at tile t the block waits
+// for tile t's copies (at most kStages - 2 groups still in flight), one barrier (tile t is in
+// shared memory for every thread, and every warp is done with tile t - 1), then starts the
+// copies of tile t + 3 into the stage tile t - 1 used, and multiplies tile t while they and
+// those of tiles t + 1 and t + 2 are in flight. Per 16 of k a warp issues 4 ldmatrix.x4 (A),
+// 4 ldmatrix.x4.trans (B) and 32 mma.sync, as in step 2 (swizzled addresses).
+template <class T>
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_mma_cp_async(const uint16_t* __restrict__ A, const uint16_t* __restrict__ B,
+                      float* __restrict__ C, int m, int n, int k, float alpha, float beta,
+                      bool vec) {
+  using S = Stages<32, 4>;
+  constexpr int kTileK = 32, kStages = 4;
+  extern __shared__ __align__(128) uint16_t shared[];  // stage s: A tile, then B tile
+  const int row0 = blockIdx.y * kTileM, col0 = blockIdx.x * kTileN;
+  const int warp = threadIdx.x / sw::kWarp, lane = threadIdx.x % sw::kWarp;
+  const int warp_row = warp / kWarpsN * kWarpM, warp_col = warp % kWarpsN * kWarpN;
+  const int tiles = static_cast<int>(sw::ceil_div(k, kTileK));
+  for (int s = 0; s < kStages - 1; ++s) {
+    uint16_t* stage = shared + s * S::kStage;
+    if (s < tiles) load_stage<S>(A, B, stage, m, n, k, row0, col0, s * kTileK, vec);
+    cp_async_commit();
+  }
+  float acc[kTilesM][kTilesN][4] = {};
+  for (int t = 0; t < tiles; ++t) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();
+    const int next = t + kStages - 1;
+    uint16_t* refill = shared + next % kStages * S::kStage;
+    if (next < tiles) load_stage<S>(A, B, refill, m, n, k, row0, col0, next * kTileK, vec);
+    cp_async_commit();
+    const uint16_t* as = shared + t % kStages * S::kStage;
+#pragma unroll
+    for (int kk = 0; kk < kTileK; kk += kMmaK) {
+      uint32_t a[kTilesM][4], b[kTilesN][2];
+      load_fragments<S>(a, b, as, as + S::kStageA, kk, warp_row, warp_col, lane);
+      multiply<T>(acc, a, b);
+    }
+  }
+  store_warp_tile(C, m, n, row0, col0, warp_row, warp_col, lane, acc, alpha, beta);
+}
+
+// Step 4: step 3's pipeline, and the warp's operands one step of 16 ahead: two sets of
+// fragments in registers, the next set loaded by ldmatrix while the mma.syncs of this one
+// run. The wait and the barrier for tile t + 1 move to before tile t's last 16 of k, so that
+// tile t + 1's first operands load while tile t's last mma.syncs run (every warp has loaded
+// its last operands of tile t before the barrier: after it, tile t's stage may be refilled,
+// which the block starts at tile t + 1's first step). A deeper k tile (kTileK 64) halves
+// the barriers and the waits a product needs.
+template <class T, int kTileK, int kStages>
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_mma_ahead(const uint16_t* __restrict__ A, const uint16_t* __restrict__ B,
+                   float* __restrict__ C, int m, int n, int k, float alpha, float beta, bool vec) {
+  using S = Stages<kTileK, kStages>;
+  constexpr int kSteps = kTileK / kMmaK;  // steps of 16 a tile
+  static_assert(kSteps % 2 == 0, "the two sets of fragments alternate within a tile");
+  extern __shared__ __align__(128) uint16_t shared[];  // stage s: A tile, then B tile
+  const int row0 = blockIdx.y * kTileM, col0 = blockIdx.x * kTileN;
+  const int warp = threadIdx.x / sw::kWarp, lane = threadIdx.x % sw::kWarp;
+  const int warp_row = warp / kWarpsN * kWarpM, warp_col = warp % kWarpsN * kWarpN;
+  const int tiles = static_cast<int>(sw::ceil_div(k, kTileK));
+  for (int s = 0; s < kStages - 1; ++s) {
+    uint16_t* stage = shared + s * S::kStage;
+    if (s < tiles) load_stage<S>(A, B, stage, m, n, k, row0, col0, s * kTileK, vec);
+    cp_async_commit();
+  }
+  float acc[kTilesM][kTilesN][4] = {};
+  uint32_t a[2][kTilesM][4], b[2][kTilesN][2];
+  cp_async_wait<kStages - 2>();
+  __syncthreads();
+  load_fragments<S>(a[0], b[0], shared, shared + S::kStageA, 0, warp_row, warp_col, lane);
+  for (int t = 0; t < tiles; ++t) {
+    const uint16_t* as = shared + t % kStages * S::kStage;
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      // Tile t + kStages - 1 into the stage of tile t - 1, which every warp has finished
+      // (the barrier before tile t - 1's last step): its A tile at the first step, its B tile
+      // at the second, one group.
+      const int next = t + kStages - 1;
+      uint16_t* refill = shared + next % kStages * S::kStage;
+      if (s == 0 && next < tiles) load_a<S>(A, refill, m, k, row0, next * kTileK, vec);
+      if (s == 1) {
+        if (next < tiles) load_b<S>(B, refill + S::kStageA, n, k, col0, next * kTileK, vec);
+        cp_async_commit();
+      }
+      if (s < kSteps - 1) {
+        load_fragments<S>(a[(s + 1) % 2], b[(s + 1) % 2], as, as + S::kStageA, (s + 1) * kMmaK,
+                          warp_row, warp_col, lane);
+      } else {
+        cp_async_wait<kStages - 2>();  // tile t + 1's copies have landed, for every thread
+        __syncthreads();
+        const uint16_t* next_as = shared + (t + 1) % kStages * S::kStage;
+        if (t + 1 < tiles)
+          load_fragments<S>(a[0], b[0], next_as, next_as + S::kStageA, 0, warp_row, warp_col, lane);
+      }
+      multiply<T>(acc, a[s % 2], b[s % 2]);
+    }
+  }
+  store_warp_tile(C, m, n, row0, col0, warp_row, warp_col, lane, acc, alpha, beta);
+}
+
+// A kernel allowed its dynamic shared memory (past the 48 KiB a launch gets without asking),
+// once.
 using Kernel = void (*)(const uint16_t*, const uint16_t*, float*, int, int, int, float, float,
                         bool);
-template <class T>
+template <Kernel kKernel, int kBytes>
 Kernel allowed() {
   static const Kernel kernel = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(gemm_mma_cp_async<T>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
-    return gemm_mma_cp_async<T>;
+    CUDA_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes));
+    return kKernel;
   }();
   return kernel;
+}
+
+template <int kTileK, int kStages>
+void launch_ahead(const gm::Args& a) {
+  constexpr int kBytes = Stages<kTileK, kStages>::kSharedBytes;
+  const Kernel kernel = a.type == gm::InputType::kBf16
+                            ? allowed<gemm_mma_ahead<__nv_bfloat16, kTileK, kStages>, kBytes>()
+                            : allowed<gemm_mma_ahead<__half, kTileK, kStages>, kBytes>();
+  kernel<<<tile_grid(a, kTileM, kTileN), kThreads, kBytes>>>(a.a16, a.b16, a.c, a.m, a.n, a.k,
+                                                             a.alpha, a.beta, gm::vector_ok(a));
+  CHECK_LAUNCH();
 }
 
 }  // namespace pipeline
 
 void launch_mma_cp_async(const gm::Args& a) {
   using namespace pipeline;
-  const Kernel kernel =
-      a.type == gm::InputType::kBf16 ? allowed<__nv_bfloat16>() : allowed<__half>();
-  kernel<<<tile_grid(a, kTileM, kTileN), kThreads, kSharedBytes>>>(
-      a.a16, a.b16, a.c, a.m, a.n, a.k, a.alpha, a.beta, gm::vector_ok(a));
+  constexpr int kBytes = Stages<32, 4>::kSharedBytes;
+  const Kernel kernel = a.type == gm::InputType::kBf16
+                            ? allowed<gemm_mma_cp_async<__nv_bfloat16>, kBytes>()
+                            : allowed<gemm_mma_cp_async<__half>, kBytes>();
+  kernel<<<tile_grid(a, kTileM, kTileN), kThreads, kBytes>>>(a.a16, a.b16, a.c, a.m, a.n, a.k,
+                                                             a.alpha, a.beta, gm::vector_ok(a));
   CHECK_LAUNCH();
+}
+
+// Step 4's tiles (--config): the index is Args::config, the default first.
+const std::vector<gm::TileConfig> kAheadConfigs = {
+    {"k64-s3", pipeline::kTileM, pipeline::kTileN, 64, pipeline::kThreads, 3},
+    {"k32-s4", pipeline::kTileM, pipeline::kTileN, 32, pipeline::kThreads, 4},
+};
+void launch_mma_ahead(const gm::Args& a) {
+  a.config == 1 ? pipeline::launch_ahead<32, 4>(a) : pipeline::launch_ahead<64, 3>(a);
 }
 
 }  // namespace ch20

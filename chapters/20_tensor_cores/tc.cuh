@@ -219,9 +219,11 @@ __device__ __forceinline__ void load_padded_tiles(const uint16_t* A, const uint1
   }
 }
 
-// --- the launchers of steps 2 and 3 and of the ceiling -----------------------------------------
-void launch_mma_sync(const gm::Args& a);      // mma_sync.cu
-void launch_mma_cp_async(const gm::Args& a);  // mma_pipeline.cu
+// --- the launchers of steps 2 to 4 and of the ceiling ------------------------------------------
+void launch_mma_sync(const gm::Args& a);                 // mma_sync.cu
+void launch_mma_cp_async(const gm::Args& a);             // mma_pipeline.cu
+void launch_mma_ahead(const gm::Args& a);                // mma_pipeline.cu; Args::config indexes
+extern const std::vector<gm::TileConfig> kAheadConfigs;  // its tiles (--config)
 // The mma-roof row (gm::Problem::ceiling): mma.sync alone, on registers (mma_roof.cu).
 void mma_roof(const sw::bench::Session<gm::Step>& s, gm::InputType type);
 

@@ -347,7 +347,7 @@ TASKS += [
                  "The swizzled addresses change where the rows are read, not which matrix lands in which "
                  "register."),
           Region("chapters/20_tensor_cores/mma_pipeline.cu",
-                 "The same epilogue as in mma_sync.cu, for this kernel's 64 x 64 warp tiles (kTilesM x kTilesN "
+                 "The same epilogue as in mma_sync.cu, for the pipeline's 64 x 64 warp tiles (kTilesM x kTilesN "
                  "mma tiles).",
                  "It is your epilogue of the other file: the fragment layout does not depend on the tile "
                  "sizes.")],

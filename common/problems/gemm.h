@@ -134,6 +134,7 @@ inline bool vector_ok(const Args& a) {
 struct TileConfig {
   const char* name;  // --config's value, and the sweep row's suffix
   int tile_m, tile_n, tile_k, threads;
+  int stages = 0;  // shared-memory stages of a pipelined step (0: not a setting of the step)
 };
 
 // The vendor row. cuBLAS is column-major: our row-major C (m x n) is its n x m matrix C^T,
@@ -469,6 +470,7 @@ struct Problem {
       r.extra["tile_n"] = t.tile_n;
       r.extra["tile_k"] = t.tile_k;
       r.extra["threads"] = t.threads;
+      if (t.stages > 0) r.extra["stages"] = t.stages;
     }
   }
 

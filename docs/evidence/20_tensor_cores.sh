@@ -32,3 +32,6 @@ run cublas 'regex:^(nvjet|sm[0-9]+_|cutlass)' --variant wmma
 for step in wmma mma-sync mma-cp-async; do
   run "$step" "regex:gemm_${step//-/_}\$" --variant "$step"
 done
+for config in k64-s3 k32-s4; do
+  run "mma-ahead-$config" 'regex:gemm_mma_ahead$' --variant mma-ahead --config "$config"
+done
