@@ -23,4 +23,10 @@ cudaError_t cub_histogram_even(void* temp, size_t& temp_bytes, const uint16_t* i
 cudaError_t cub_histogram_even(void* temp, size_t& temp_bytes, const uint32_t* in, unsigned* counts,
                                int levels, unsigned lower, unsigned upper, int n);
 
+// cub::DeviceScan::InclusiveSum (inclusive) or ExclusiveSum of n elements into out.
+cudaError_t cub_scan_sum(void* temp, size_t& temp_bytes, const uint32_t* in, uint32_t* out,
+                         int64_t n, bool inclusive, cudaStream_t stream = nullptr);
+cudaError_t cub_scan_sum(void* temp, size_t& temp_bytes, const float* in, float* out, int64_t n,
+                         bool inclusive, cudaStream_t stream = nullptr);
+
 }  // namespace sw

@@ -26,7 +26,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cub/device/device_scan.cuh>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -39,6 +38,7 @@
 #include "common/bench/step.h"
 #include "common/check.h"
 #include "common/cli.h"
+#include "common/cub_calls.h"
 #include "common/cuda_utils.cuh"
 #include "common/data.h"
 #include "common/device.h"
@@ -431,24 +431,21 @@ void describe_row(Result& r, const Step& s, bool inclusive, Tile t) {
   r.extra["items"] = t.rows * ((s.traits & kVecTile) ? 16 / static_cast<int>(sizeof(T)) : 1);
 }
 
-// cub::DeviceScan::InclusiveSum / ExclusiveSum on a ScanData, its temporary storage
-// allocated here, outside any timing. operator() is the row's launcher: it calls CUB.
+// cub::DeviceScan::InclusiveSum / ExclusiveSum on a ScanData (sw::cub_scan_sum, compiled once
+// in common/cub_calls.cu), its temporary storage allocated here, outside any timing.
+// operator() is the row's launcher: it calls CUB.
 template <class T>
 class CubScan {
  public:
   CubScan(const ScanData<T>& d, bool inclusive) : d_(d), inclusive_(inclusive) {
     // no storage yet: CUB only writes the bytes it needs into bytes_
-    CUDA_CHECK(inclusive
-                   ? cub::DeviceScan::InclusiveSum(nullptr, bytes_, d.in.get(), d.out.get(), d.n)
-                   : cub::DeviceScan::ExclusiveSum(nullptr, bytes_, d.in.get(), d.out.get(), d.n));
+    CUDA_CHECK(cub_scan_sum(nullptr, bytes_, d.in.get(), d.out.get(), d.n, inclusive));
     temp_.allocate(static_cast<int64_t>(std::max<size_t>(bytes_, 1)));
   }
   void operator()(cudaStream_t stream = nullptr) const {
     size_t bytes = bytes_;
-    CUDA_CHECK(inclusive_ ? cub::DeviceScan::InclusiveSum(temp_.get(), bytes, d_.in.get(),
-                                                          d_.out.get(), d_.n, stream)
-                          : cub::DeviceScan::ExclusiveSum(temp_.get(), bytes, d_.in.get(),
-                                                          d_.out.get(), d_.n, stream));
+    CUDA_CHECK(
+        cub_scan_sum(temp_.get(), bytes, d_.in.get(), d_.out.get(), d_.n, inclusive_, stream));
   }
   // CUB does not document its order of additions; the float bound assumes a
   // look-back over tiles of at least 1024 elements.
