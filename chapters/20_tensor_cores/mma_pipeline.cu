@@ -90,6 +90,31 @@ __device__ __forceinline__ void load_stage(const uint16_t* A, const uint16_t* B,
   load_b<S>(B, stage + S::kStageA, n, k, col0, p0, vec);
 }
 
+// Where this block's tile of C starts (row0, col0), and this warp's in it.
+struct Place {
+  int row0, col0, warp_row, warp_col, lane;
+};
+__device__ __forceinline__ Place place() {
+  const int warp = threadIdx.x / sw::kWarp;
+  return {static_cast<int>(blockIdx.y) * kTileM, static_cast<int>(blockIdx.x) * kTileN,
+          warp / kWarpsN * kWarpM, warp % kWarpsN * kWarpN,
+          static_cast<int>(threadIdx.x) % sw::kWarp};
+}
+
+// The pipeline's start: tiles 0 to kStages - 2 into stages 0 to kStages - 2, a group each
+// (an empty group where the product has fewer tiles, so that the count of groups in
+// flight stays the same).
+template <class S, int kTileK, int kStages>
+__device__ __forceinline__ void fill_first_stages(const uint16_t* A, const uint16_t* B,
+                                                  uint16_t* shared, int m, int n, int k, int row0,
+                                                  int col0, int tiles, bool vec) {
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < tiles)
+      load_stage<S>(A, B, shared + s * S::kStage, m, n, k, row0, col0, s * kTileK, vec);
+    cp_async_commit();
+  }
+}
+
 // A warp's operands for k kk to kk + 15 of one stage: per i, one ldmatrix.x4 of A (mma tile
 // i's 16 x 16); per pair of mma tiles j, j + 1, one ldmatrix.x4.trans of B, split into their
 // two registers each.
@@ -152,32 +177,26 @@ __global__ void __launch_bounds__(kThreads, 1)
   using S = Stages<32, 4>;
   constexpr int kTileK = 32, kStages = 4;
   extern __shared__ __align__(128) uint16_t shared[];  // stage s: A tile, then B tile
-  const int row0 = blockIdx.y * kTileM, col0 = blockIdx.x * kTileN;
-  const int warp = threadIdx.x / sw::kWarp, lane = threadIdx.x % sw::kWarp;
-  const int warp_row = warp / kWarpsN * kWarpM, warp_col = warp % kWarpsN * kWarpN;
+  const Place w = place();
   const int tiles = static_cast<int>(sw::ceil_div(k, kTileK));
-  for (int s = 0; s < kStages - 1; ++s) {
-    uint16_t* stage = shared + s * S::kStage;
-    if (s < tiles) load_stage<S>(A, B, stage, m, n, k, row0, col0, s * kTileK, vec);
-    cp_async_commit();
-  }
+  fill_first_stages<S, kTileK, kStages>(A, B, shared, m, n, k, w.row0, w.col0, tiles, vec);
   float acc[kTilesM][kTilesN][4] = {};
   for (int t = 0; t < tiles; ++t) {
     cp_async_wait<kStages - 2>();
     __syncthreads();
     const int next = t + kStages - 1;
     uint16_t* refill = shared + next % kStages * S::kStage;
-    if (next < tiles) load_stage<S>(A, B, refill, m, n, k, row0, col0, next * kTileK, vec);
+    if (next < tiles) load_stage<S>(A, B, refill, m, n, k, w.row0, w.col0, next * kTileK, vec);
     cp_async_commit();
     const uint16_t* as = shared + t % kStages * S::kStage;
 #pragma unroll
     for (int kk = 0; kk < kTileK; kk += kMmaK) {
       uint32_t a[kTilesM][4], b[kTilesN][2];
-      load_fragments<S>(a, b, as, as + S::kStageA, kk, warp_row, warp_col, lane);
+      load_fragments<S>(a, b, as, as + S::kStageA, kk, w.warp_row, w.warp_col, w.lane);
       multiply<T>(acc, a, b);
     }
   }
-  store_warp_tile(C, m, n, row0, col0, warp_row, warp_col, lane, acc, alpha, beta);
+  store_warp_tile(C, m, n, w.row0, w.col0, w.warp_row, w.warp_col, w.lane, acc, alpha, beta);
 }
 
 // Step 4: step 3's pipeline, and the warp's operands one step of 16 ahead: two sets of
@@ -195,20 +214,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kSteps = kTileK / kMmaK;  // steps of 16 a tile
   static_assert(kSteps % 2 == 0, "the two sets of fragments alternate within a tile");
   extern __shared__ __align__(128) uint16_t shared[];  // stage s: A tile, then B tile
-  const int row0 = blockIdx.y * kTileM, col0 = blockIdx.x * kTileN;
-  const int warp = threadIdx.x / sw::kWarp, lane = threadIdx.x % sw::kWarp;
-  const int warp_row = warp / kWarpsN * kWarpM, warp_col = warp % kWarpsN * kWarpN;
+  const Place w = place();
   const int tiles = static_cast<int>(sw::ceil_div(k, kTileK));
-  for (int s = 0; s < kStages - 1; ++s) {
-    uint16_t* stage = shared + s * S::kStage;
-    if (s < tiles) load_stage<S>(A, B, stage, m, n, k, row0, col0, s * kTileK, vec);
-    cp_async_commit();
-  }
+  fill_first_stages<S, kTileK, kStages>(A, B, shared, m, n, k, w.row0, w.col0, tiles, vec);
   float acc[kTilesM][kTilesN][4] = {};
   uint32_t a[2][kTilesM][4], b[2][kTilesN][2];
   cp_async_wait<kStages - 2>();
   __syncthreads();
-  load_fragments<S>(a[0], b[0], shared, shared + S::kStageA, 0, warp_row, warp_col, lane);
+  load_fragments<S>(a[0], b[0], shared, shared + S::kStageA, 0, w.warp_row, w.warp_col, w.lane);
   for (int t = 0; t < tiles; ++t) {
     const uint16_t* as = shared + t % kStages * S::kStage;
 #pragma unroll
@@ -218,25 +231,26 @@ __global__ void __launch_bounds__(kThreads, 1)
       // at the second, one group.
       const int next = t + kStages - 1;
       uint16_t* refill = shared + next % kStages * S::kStage;
-      if (s == 0 && next < tiles) load_a<S>(A, refill, m, k, row0, next * kTileK, vec);
+      if (s == 0 && next < tiles) load_a<S>(A, refill, m, k, w.row0, next * kTileK, vec);
       if (s == 1) {
-        if (next < tiles) load_b<S>(B, refill + S::kStageA, n, k, col0, next * kTileK, vec);
+        if (next < tiles) load_b<S>(B, refill + S::kStageA, n, k, w.col0, next * kTileK, vec);
         cp_async_commit();
       }
       if (s < kSteps - 1) {
         load_fragments<S>(a[(s + 1) % 2], b[(s + 1) % 2], as, as + S::kStageA, (s + 1) * kMmaK,
-                          warp_row, warp_col, lane);
+                          w.warp_row, w.warp_col, w.lane);
       } else {
         cp_async_wait<kStages - 2>();  // tile t + 1's copies have landed, for every thread
         __syncthreads();
         const uint16_t* next_as = shared + (t + 1) % kStages * S::kStage;
         if (t + 1 < tiles)
-          load_fragments<S>(a[0], b[0], next_as, next_as + S::kStageA, 0, warp_row, warp_col, lane);
+          load_fragments<S>(a[0], b[0], next_as, next_as + S::kStageA, 0, w.warp_row, w.warp_col,
+                            w.lane);
       }
       multiply<T>(acc, a[s % 2], b[s % 2]);
     }
   }
-  store_warp_tile(C, m, n, row0, col0, warp_row, warp_col, lane, acc, alpha, beta);
+  store_warp_tile(C, m, n, w.row0, w.col0, w.warp_row, w.warp_col, w.lane, acc, alpha, beta);
 }
 
 // A kernel allowed its dynamic shared memory (past the 48 KiB a launch gets without asking),
