@@ -20,8 +20,8 @@
               function are not; on the scan track, a printf defined at namespace scope
               in scan_lookback.cuh is named
   as compiled the rules on a region after the compiler's own preprocessor, on the
-              stand-in (g++) and on the scan track (nvcc, CUB): a library reached
-              through CUB_NS_QUALIFIER, a function left through
+              stand-in (g++) and on the scan track (nvcc): a library reached
+              through libstdc++'s _GLIBCXX_STD_A, a function left through
               _GLIBCXX_END_NAMESPACE_CXX11, a balanced macro of braces, and a barrier
               under a condition on __cudaGet_threadIdx() are each found after the
               preprocessor and not before; the references get no finding; a raw string
@@ -380,8 +380,8 @@ def test_compiled_scan(copy):
         found, problems = expanded.findings(copy, copy / "build", task)
         expect(not found and not problems, f"as compiled: the scan reference's {task.id} gets no finding "
                                            f"{texts(found)} {problems}")
-    for e, rule, says in ((next(x for x in X.EXPLOITS["warp-scan"] if x.name == "cub-through-a-macro"), "library",
-                           "CUB_NS_QUALIFIER"),
+    for e, rule, says in ((next(x for x in X.EXPLOITS["warp-scan"] if x.name == "library-through-a-macro"),
+                           "library", "_GLIBCXX_STD_A"),
                           (next(x for x in X.EXPLOITS["warp-scan"] if x.name == "brace-macro-escape"),
                            "leaves-function", "_GLIBCXX_END_NAMESPACE_CXX11")):
         expect_only_as_compiled(copy, ws, f"warp-scan/{e.name}", e.old, e.new, rule, says)
@@ -462,7 +462,7 @@ def test_boundary(copy, tmp):
 # --- the catalogue -----------------------------------------------------------------------------
 
 ISSUE_47 = {"brace-macro-escape", "constructor-prints-pass", "atexit-prints-pass", "rewrites-its-output",
-            "cub-through-a-macro"}
+            "library-through-a-macro"}
 
 
 def test_catalogue_standin(copy, tmp):

@@ -2,8 +2,8 @@
 
 The rules of static.py read a region's tokens as written. A macro of an included
 header can hide from them what they look for: in a translation unit that includes
-CUB, `CUB_NS_QUALIFIER` is `::cub`, and libstdc++'s `_GLIBCXX_END_NAMESPACE_CXX11`
-is `}`. So the grader and `lab.py check` also read the region after the
+CUB, `CUB_NS_QUALIFIER` is `::cub`; libstdc++'s `_GLIBCXX_STD_A` is `std` and its
+`_GLIBCXX_END_NAMESPACE_CXX11` is `}`. So the grader and `lab.py check` also read the region after the
 preprocessor, with the commands of the build itself:
 
   - every translation unit of the build (compile_commands.json) that includes the
