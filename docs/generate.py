@@ -1225,7 +1225,7 @@ def plot_block(attrs, results, order, doc_path, draw):
 # One colour and marker per variant, the same in every plot of a chapter and on every GPU (a GPU
 # is told apart by its line style): the variant's place in the order its chapter reports steps.
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
-           "#7f7f7f", "#393b79", "#ad494a", "#637939", "#e7969c", "#6b6ecf", "#8c6d31", "#843c39", "#7b4173"]
+           "#01665e", "#393b79", "#ad494a", "#637939", "#e7969c", "#6b6ecf", "#8c6d31", "#843c39", "#7b4173"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "8"]
 GPU_STYLES = ["-", "--", ":", "-."]
 
@@ -1577,11 +1577,15 @@ def draw_plot(attrs, series, results, path, title):
         ax.axhline(float(level), color="black", ls=(0, (1, 2)), lw=1, zorder=3, label=label or level)
         tops.append(float(level))
     if attrs.get("logy") == "1":
+        from matplotlib.ticker import LogLocator
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
         if tops:
             ax.set_ylim(top=max(tops) * 1.5)
+        low, high = ax.get_ylim()
+        if high / low < 1e4:  # a few decades: 1, 2 and 5 of each labelled, so that a value can be read off
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     else:
         ax.set_ylim(bottom=0, top=max(tops) * 1.08 if tops else None)
     ax.set_ylabel("speedup over the first point" if attrs.get("norm") == "first"
