@@ -60,7 +60,8 @@ each GPU one line style; the legend names each series and each GPU once. A serie
 variant (series=note) takes the colours in the order of the plot. An x that is text (x=variant)
 puts the records in the order of the results file, one tick each. A bar's label leaves out the
 chapter and the input where every bar shares them. logx=1 labels
-x as 2^k for n and as plain numbers otherwise; logx=2 as 2^k always. legend=right
+x as 2^k for n and as plain numbers otherwise; logx=2 as 2^k always; logy=1 labels 1, 2 and 5 of each
+decade where the axis spans fewer than four. legend=right
 puts the legend beside the axes, off the data, for plots with many lines. kind=timeline draws chapter 12's
 end-to-end rows to scale. kind=roofline gpu=<name> draws one GPU's roofline: each chapter with
 floating-point work (ROOFLINE_PROBLEMS) at its arithmetic intensity (flops / bytes) and GFLOP/s,
@@ -1224,6 +1225,7 @@ def plot_block(attrs, results, order, doc_path, draw):
 
 # One colour and marker per variant, the same in every plot of a chapter and on every GPU (a GPU
 # is told apart by its line style): the variant's place in the order its chapter reports steps.
+# No gray among them: gray is the copy ceiling, black the reference lines.
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
            "#01665e", "#393b79", "#ad494a", "#637939", "#e7969c", "#6b6ecf", "#8c6d31", "#843c39", "#7b4173"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "8"]
