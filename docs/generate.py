@@ -1501,7 +1501,7 @@ def draw_plot(attrs, series, results, path, title):
     if not bar:
         x = attrs["x"]
         key_field = attrs.get("series", "variant")
-        keys = list(dict.fromkeys(str(get(r, key_field)) for r in every))  # a series that is not a variant: its place here
+        keys = list(dict.fromkeys(str(get(r, key_field)) for r in every))  # a series not a variant: its place here
         numeric = all(isinstance(get(r, x), (int, float)) for r in every)
         cats = None if numeric else list(dict.fromkeys(str(get(r, x)) for r in every))  # x=variant: in the file's order
         at = (lambda r: get(r, x)) if numeric else (lambda r: cats.index(str(get(r, x))))
@@ -1601,7 +1601,8 @@ def draw_plot(attrs, series, results, path, title):
     if multi and not bar:
         from matplotlib.lines import Line2D
         for gi, (name, _) in enumerate(series):
-            handles[short_gpu(results[name])] = Line2D([], [], color="black", lw=1.2, ls=GPU_STYLES[gi % len(GPU_STYLES)])
+            style = GPU_STYLES[gi % len(GPU_STYLES)]
+            handles[short_gpu(results[name])] = Line2D([], [], color="black", lw=1.2, ls=style)
     if outside:
         ax.legend(handles.values(), handles.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1),
                   borderaxespad=0)
