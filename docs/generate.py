@@ -51,12 +51,18 @@ figures by name (copy_gbps, sm_count, ...), evidence figures by
 ev(file, metric, name=, section=, index=); fmt= is a Python format spec.
 Plots: kind=line (x=, y=gbps, series=variant, logx=1, logy=1, gpus=all) or
 kind=bar; lines=copy,vendor draws the measured copy ceiling and the library;
-hlines=<variant> draws that record (any role) as a horizontal line; ylines=95:label a
+hlines=<variant> draws that record (any role) as a horizontal line, from the plot's chapter,
+problem and input unless hlines.<filter>= says otherwise (hlines=peer-copy hlines.problem=p2p
+hlines.note=one-way: a ceiling measured as another problem); ylines=95:label a
 reference level; norm=first divides each line by its value at the smallest x (a speedup),
 ideal=1 draws y = x beside it. Each variant keeps one colour and marker in every plot of its chapter, and
-each GPU one line style. logx=1 labels
-x as 2^k for n and as plain numbers otherwise; logx=2 as 2^k always. legend=right
-puts the legend beside the axes, for plots with many lines. kind=timeline draws chapter 12's
+each GPU one line style; the legend names each series and each GPU once. A series that is not a
+variant (series=note) takes the colours in the order of the plot. An x that is text (x=variant)
+puts the records in the order of the results file, one tick each. A bar's label leaves out the
+chapter and the input where every bar shares them. logx=1 labels
+x as 2^k for n and as plain numbers otherwise; logx=2 as 2^k always; logy=1 labels 1, 2 and 5 of each
+decade where the axis spans fewer than four. legend=right
+puts the legend beside the axes, off the data, for plots with many lines. kind=timeline draws chapter 12's
 end-to-end rows to scale. kind=roofline gpu=<name> draws one GPU's roofline: each chapter with
 floating-point work (ROOFLINE_PROBLEMS) at its arithmetic intensity (flops / bytes) and GFLOP/s,
 under the copy bandwidth times x and the compute ceilings of the same results file
@@ -1219,8 +1225,9 @@ def plot_block(attrs, results, order, doc_path, draw):
 
 # One colour and marker per variant, the same in every plot of a chapter and on every GPU (a GPU
 # is told apart by its line style): the variant's place in the order its chapter reports steps.
+# No gray among them: gray is the copy ceiling, black the reference lines.
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
-           "#7f7f7f", "#393b79", "#ad494a", "#637939", "#e7969c", "#6b6ecf", "#8c6d31", "#843c39", "#7b4173"]
+           "#01665e", "#393b79", "#ad494a", "#637939", "#e7969c", "#6b6ecf", "#8c6d31", "#843c39", "#7b4173"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "8"]
 GPU_STYLES = ["-", "--", ":", "-."]
 
@@ -1486,16 +1493,30 @@ def draw_plot(attrs, series, results, path, title):
 
     y = attrs.get("y", "gbps")
     multi = len(series) > 1
+    bar = attrs.get("kind", "line") == "bar"
     outside = attrs.get("legend") == "right"
     fig, ax = plt.subplots(figsize=(9.5 if outside else 8, 4.5), dpi=110)
     tops = []  # every value drawn, so that no line is cut off at the top
+    every = [r for _, rows in series for r in rows]
+    if not bar:
+        x = attrs["x"]
+        key_field = attrs.get("series", "variant")
+        keys = list(dict.fromkeys(str(get(r, key_field)) for r in every))  # a series not a variant: its place here
+        numeric = all(isinstance(get(r, x), (int, float)) for r in every)
+        cats = None if numeric else list(dict.fromkeys(str(get(r, x)) for r in every))  # x=variant: in the file's order
+        at = (lambda r: get(r, x)) if numeric else (lambda r: cats.index(str(get(r, x))))
     for gi, (name, rows) in enumerate(series):
         data = results[name]
-        tag = f" ({short_gpu(data)})" if multi else ""
+        # a line plot's legend names each series once and each GPU once (its line style); a bar plot's bars are the GPUs
+        tag = f" ({short_gpu(data)})" if multi and bar else ""
         ls = GPU_STYLES[gi % len(GPU_STYLES)]
         chapters = {r["chapter"] for r in rows}
-        if attrs.get("kind", "line") == "bar":
-            labels = [f"{r['chapter']} {r['variant']}" + (f"\n{r['note']}" if r.get("note") else "") for r in rows]
+        if bar:
+            # the chapter and the input in each label only where the bars differ in them
+            one_chapter = len({r["chapter"] for r in every}) == 1
+            one_note = len({r.get("note", "") for r in every}) == 1
+            labels = [("" if one_chapter else f"{r['chapter']} ") + r["variant"]
+                      + (f"\n{r['note']}" if r.get("note") and not one_note else "") for r in rows]
             width = 0.8 / len(series)
             xs = [i + gi * width for i in range(len(rows))]
             heights = [get(r, y, data) or 0 for r in rows]
@@ -1503,19 +1524,20 @@ def draw_plot(attrs, series, results, path, title):
             ax.bar(xs, heights, width=width, label=short_gpu(data) if multi else None, zorder=2)
             ax.set_xticks(range(len(rows)), labels, rotation=35, ha="right", fontsize=8)
         else:
-            x = attrs["x"]
-            key_field = attrs.get("series", "variant")
             for key in dict.fromkeys(str(get(r, key_field)) for r in rows):
-                pts = sorted((get(r, x), get(r, y, data)) for r in rows
+                pts = sorted((at(r), get(r, y, data)) for r in rows
                              if str(get(r, key_field)) == key and get(r, y, data) is not None)
                 if attrs.get("norm") == "first" and pts and pts[0][1]:
                     pts = [(px, py / pts[0][1]) for px, py in pts]  # against the smallest x: a speedup
-                color, marker = variant_style(results, chapters, key)
+                color, marker = (variant_style(results, chapters, key) if key_field == "variant" else
+                                 (PALETTE[keys.index(key) % len(PALETTE)], MARKERS[keys.index(key) % len(MARKERS)]))
                 tops += [p[1] for p in pts]
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, ms=5, color=color, ls=ls,
                         label=key + tag)
             ax.set_xlabel(x.removeprefix("extra.").replace("_", " "))
-            if attrs.get("logx") in ("1", "2"):
+            if cats is not None:
+                ax.set_xticks(range(len(cats)), cats, rotation=25, ha="right", fontsize=8)
+            elif attrs.get("logx") in ("1", "2"):
                 ax.set_xscale("log", base=2)
                 if x != "n" and attrs["logx"] == "1":  # plain numbers for small counts; 2^k for sizes
                     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
@@ -1542,8 +1564,12 @@ def draw_plot(attrs, series, results, path, title):
                 ax.axhline(level, color="#cc3311", ls=ls, lw=1.2, zorder=3, label=f"{variant} {note}".strip() + tag)
         for variant in filter(None, attrs.get("hlines", "").split(",")):
             scope = {k: v for k, v in attrs.items() if k in ("chapter", "chapters", "problem", "note")}
+            scope.update({k[7:]: v for k, v in attrs.items() if k.startswith("hlines.")})  # hlines.problem=p2p
             for r in select(data["records"], {**scope, "variant": variant}, default_roles=ALL_ROLES)[:1]:
-                ax.axhline(get(r, y, data), color="black", ls=ls, lw=0.8, zorder=3, label=variant + tag)
+                other = r.get("note") and r.get("note") != attrs.get("note")  # a record of another input names it
+                tops.append(get(r, y, data))
+                ax.axhline(get(r, y, data), color="black", ls=ls, lw=0.8, zorder=3,
+                           label=variant + (f" {r['note']}" if other else "") + tag)
     if attrs.get("ideal") == "1":  # y = x: K GPUs K times as fast as one
         xs = sorted({get(r, attrs["x"]) for _, rows in series for r in rows})
         ax.plot(xs, xs, color="gray", ls=(0, (4, 3)), lw=1, zorder=1, label="ideal: x times the first")
@@ -1553,11 +1579,15 @@ def draw_plot(attrs, series, results, path, title):
         ax.axhline(float(level), color="black", ls=(0, (1, 2)), lw=1, zorder=3, label=label or level)
         tops.append(float(level))
     if attrs.get("logy") == "1":
+        from matplotlib.ticker import LogLocator
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
         if tops:
             ax.set_ylim(top=max(tops) * 1.5)
+        low, high = ax.get_ylim()
+        if high / low < 1e4:  # a few decades: 1, 2 and 5 of each labelled, so that a value can be read off
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     else:
         ax.set_ylim(bottom=0, top=max(tops) * 1.08 if tops else None)
     ax.set_ylabel("speedup over the first point" if attrs.get("norm") == "first"
@@ -1565,10 +1595,19 @@ def draw_plot(attrs, series, results, path, title):
     gpus = ", ".join(results[n]["meta"]["gpu"] for n, _ in series)
     ax.set_title(f"{title}\n{gpus}", fontsize=10)
     ax.grid(alpha=0.3)
+    handles = {}
+    for h, label in zip(*ax.get_legend_handles_labels()):
+        handles.setdefault(label, h)  # a series or a ceiling once, drawn as on the first GPU
+    if multi and not bar:
+        from matplotlib.lines import Line2D
+        for gi, (name, _) in enumerate(series):
+            style = GPU_STYLES[gi % len(GPU_STYLES)]
+            handles[short_gpu(results[name])] = Line2D([], [], color="black", lw=1.2, ls=style)
     if outside:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+        ax.legend(handles.values(), handles.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1),
+                  borderaxespad=0)
     else:
-        ax.legend(fontsize=7)
+        ax.legend(handles.values(), handles.keys(), fontsize=7)
     fig.tight_layout()
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fig.savefig(path, metadata={"Software": None})
