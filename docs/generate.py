@@ -33,7 +33,10 @@ GPUs. Each docs/runs/results/<gpu>.json is one GPU model. Markers read the prima
 start: gpu=nvidia-h100 finds nvidia-h100-80gb-hbm3.json>. A results
 table shows the primary GPU's table and every other GPU's table in a collapsed
 <details> block (gpu=<name> shows that one only); per_gpu=gbps,pct_of_copy lays
-the GPUs side by side instead, with those columns repeated per GPU.
+the GPUs side by side instead, with those columns repeated per GPU (with best=1, a GPU's
+cells read "·" where it measured the row but another was its fastest). A cell without its
+figure reads "—", no such figure (docs/measuring.md); a record without a note (the
+default input) has an empty input cell.
 
 Filters: chapter or chapters (05, 02-06, 07,08), role, problem, variant, note, n
 (comma lists), extra.<key>=<value> (extra.<key>= with nothing keeps the records
@@ -114,7 +117,8 @@ KINDS = "results|value|plot|device|code|quote|word|runs|build-times|build-time|s
 MARKER = re.compile(r"<!-- (" + KINDS + r"): (.*?) -->(.*?)<!-- end \1 -->", re.S)
 DEFAULT_ROLES = ("ceiling", "cpu", "vendor", "step", "anti-example")
 ALL_ROLES = DEFAULT_ROLES + ("sweep", "lesson")
-MISSING = "—"
+MISSING = "—"  # no such figure: not measured (yet), or a figure the row has none of (docs/measuring.md)
+NOT_FASTEST = "·"  # a best=1 table laid out per GPU: this GPU measured the row, and another was its fastest
 HEADERS = {"chapter": "ch", "variant": "variant", "role": "role", "note": "input", "n": "n",
            "problem": "problem", "bytes": "MB moved", "ms_median": "median ms", "ms_min": "min ms",
            "us_median": "median µs", "gbps": "GB/s", "pct_of_copy": "% of copy", "vs_prev": "vs prev",
@@ -357,6 +361,8 @@ def get(record, field, data=None):
 
 
 def fmt(field, v):
+    if field == "note" and not v:
+        return ""
     if v is None or v == "":
         return MISSING
     if field == "ok":
@@ -611,10 +617,12 @@ def side_by_side(attrs, results, order, doc_path):
     fixed = attrs.get("cols", "chapter,variant,note,n").split(",")
     per = attrs["per_gpu"].split(",")
     key = lambda r: (r["chapter"], r["problem"], r["variant"], r.get("note", ""), r["n"])  # noqa: E731
-    keys, by_gpu = [], {}
+    keys, by_gpu, measured = [], {}, {}
     for name in names:
         recs = select(results[name]["records"], attrs)
         by_gpu[name] = {key(r): r for r in recs}
+        every = select(results[name]["records"], {k: v for k, v in attrs.items() if k != "best"})
+        measured[name] = {key(r) for r in every}  # best=1 left out: each row this GPU measured
         for r in recs:
             if key(r) not in keys:
                 keys.append(key(r))
@@ -634,6 +642,9 @@ def side_by_side(attrs, results, order, doc_path):
         cells = [fmt(c, get(first, c)) for c in fixed]
         for name in names:
             r = by_gpu[name].get(k)
+            if r is None and k in measured[name]:  # measured there, but not that GPU's fastest
+                cells += [NOT_FASTEST] * len(per)
+                continue
             cells += [fmt(c, get(r, c, results[name]) if r else None) for c in per]
         lines.append("| " + " | ".join(cells) + " |")
     sources = "\n".join(source_line(n, results[n], doc_path, list(by_gpu[n].values()), results)
