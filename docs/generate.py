@@ -72,9 +72,12 @@ above; near(x, y, tol) the same around y; argmax(...)/argmin(...) an index; miss
 the text while its data is missing, for a value too). Its expr sees
 the figures that value markers of the same file named with as= (in any order) and records
 a.-f. as value expressions do. `--lint` runs docs/lint_docs.py over the rendered pages: it
-fails on a hand-written comparative in a sentence that holds a generated figure, and says so
-where the figures contradict it; `--lint-selftest` plants such a contradiction and requires
-the lint to catch it.
+fails on a hand-written comparative or measured-looking number in a sentence that holds a
+generated figure, a prediction judged on one GPU's figures where the other GPU's verdict
+differs, an argmax word that names one cause where the runner-up is about as large, and a
+"—" explained as anything but "no such figure" (docs/lint_docs.py defines each kind);
+`--lint-selftest` plants a wrong and a right example of each kind and requires the lint to
+catch the one and pass the other.
 
 Provenance. Each chapter's rows come from the run that measured that chapter last
 (meta.runs[chapter]). "% of copy" divides by that run's copy ceiling (value markers:
@@ -1603,9 +1606,11 @@ def placeholder(kind, why):
     return "\n*Not measured yet: a GPU run of the tour fills this in (see README.md).*\n"
 
 
-def render(text, results, doc_path, draw):
+def render(text, results, doc_path, draw, figures=None):
     """Every marker's body, from the data. Values first, in the order of the text (a value named
-    with as= can be used by a later value and by any word marker), then the word markers."""
+    with as= can be used by a later value and by any word marker), then the word markers.
+    figures, a dict, receives the named figures (name -> number, None where missing): the lint
+    reads them."""
     order = gpu_order(results)
     named, errors = {}, []
 
@@ -1697,6 +1702,8 @@ def render(text, results, doc_path, draw):
     for k, v in collected.items():
         named.setdefault(k, v)
     text = MARKER.sub(lambda m: one(m, True), text)
+    if figures is not None:
+        figures.update(named)
     return text, errors
 
 
@@ -1743,8 +1750,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="only compare; exit 1 on any difference")
     ap.add_argument("--lint", action="store_true",
-                    help="only check the comparatives: exit 1 on a hand-written one beside generated figures")
-    ap.add_argument("--lint-selftest", action="store_true", help="the lint must catch a planted contradiction")
+                    help="only lint the rendered pages (docs/lint_docs.py): exit 1 on a hand-written comparative or "
+                         "number beside generated figures, a prediction judged on one GPU where the other differs, "
+                         "one cause named where the data show several, or a \"—\" explained otherwise")
+    ap.add_argument("--lint-selftest", action="store_true",
+                    help="the lint must catch each planted wrong example and pass each right one")
     ap.add_argument("--runs", action="store_true", help="list the runs behind the docs and what changed since")
     ap.add_argument("--no-plots", action="store_true", help="do not redraw the plots")
     ap.add_argument("--quiet", action="store_true", help="do not list the markers that wait for data")
@@ -1754,7 +1764,7 @@ def main():
     if args.lint or args.lint_selftest:
         import lint_docs  # docs/lint_docs.py, beside this file
     if args.lint_selftest:
-        return lint_docs.lint_selftest()
+        return lint_docs.lint_selftest(sys.modules[__name__])
     results = load_results()
     if args.runs:
         runs_report(results)
@@ -1780,7 +1790,7 @@ def main():
         if args.lint:
             rel = os.path.relpath(path, ROOT)
             if args.files or not rel.startswith(lint_docs.LINT_PENDING):
-                problems += lint_docs.lint(new, rel)
+                problems += lint_docs.lint(new, rel, sys.modules[__name__], results, path)
             continue
         if new != old:
             stale.append(os.path.relpath(path, ROOT))
@@ -1798,8 +1808,8 @@ def main():
     if args.lint:
         for p in problems:
             print(p)
-        print(f"{len(docs)} files linted, {len(problems)} hand-written comparatives beside generated figures "
-              f"(write them with <!-- word: ... -->, or drop them), {len(errors)} errors")
+        print(f"{len(docs)} files linted, {len(problems)} problems (each kind and its fix: docs/lint_docs.py), "
+              f"{len(errors)} errors")
         return 1 if problems or errors else 0
     if args.check:
         for s in stale:
