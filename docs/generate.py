@@ -33,7 +33,10 @@ GPUs. Each docs/runs/results/<gpu>.json is one GPU model. Markers read the prima
 start: gpu=nvidia-h100 finds nvidia-h100-80gb-hbm3.json>. A results
 table shows the primary GPU's table and every other GPU's table in a collapsed
 <details> block (gpu=<name> shows that one only); per_gpu=gbps,pct_of_copy lays
-the GPUs side by side instead, with those columns repeated per GPU.
+the GPUs side by side instead, with those columns repeated per GPU (with best=1, a GPU's
+cells read "·" where it measured the row but another was its fastest). A cell without its
+figure reads "—", no such figure (docs/measuring.md); a record without a note (the
+default input) has an empty input cell.
 
 Filters: chapter or chapters (05, 02-06, 07,08), role, problem, variant, note, n
 (comma lists), extra.<key>=<value> (extra.<key>= with nothing keeps the records
@@ -74,9 +77,13 @@ picks one (False/True pick the first/second; band(x, lo, hi) gives 0/1/2 for bel
 above; near(x, y, tol) the same around y; argmax(...)/argmin(...) an index; missing="..."
 the text while its data is missing, for a value too). Its expr sees
 the figures that value markers of the same file named with as= (in any order) and records
-a.-f. as value expressions do. `--lint` fails on a hand-written comparative in a sentence
-that holds a generated figure, and says so where the figures contradict it;
-`--lint-selftest` plants such a contradiction and requires the lint to catch it.
+a.-f. as value expressions do. `--lint` runs docs/lint_docs.py over the rendered pages: it
+fails on a hand-written comparative or measured-looking number in a sentence that holds a
+generated figure, a prediction judged on one GPU's figures where the other GPU's verdict
+differs, an argmax word that names one cause where the runner-up is about as large, and a
+"—" explained as anything but "no such figure" (docs/lint_docs.py defines each kind);
+`--lint-selftest` plants a wrong and a right example of each kind and requires the lint to
+catch the one and pass the other.
 
 Provenance. Each chapter's rows come from the run that measured that chapter last
 (meta.runs[chapter]). "% of copy" divides by that run's copy ceiling (value markers:
@@ -119,7 +126,8 @@ KINDS = "results|value|plot|device|code|quote|word|runs|build-times|build-time|s
 MARKER = re.compile(r"<!-- (" + KINDS + r"): (.*?) -->(.*?)<!-- end \1 -->", re.S)
 DEFAULT_ROLES = ("ceiling", "cpu", "vendor", "step", "anti-example")
 ALL_ROLES = DEFAULT_ROLES + ("sweep", "lesson")
-MISSING = "—"
+MISSING = "—"  # no such figure: not measured (yet), or a figure the row has none of (docs/measuring.md)
+NOT_FASTEST = "·"  # a best=1 table laid out per GPU: this GPU measured the row, and another was its fastest
 HEADERS = {"chapter": "ch", "variant": "variant", "role": "role", "note": "input", "n": "n",
            "problem": "problem", "bytes": "MB moved", "ms_median": "median ms", "ms_min": "min ms",
            "us_median": "median µs", "gbps": "GB/s", "pct_of_copy": "% of copy", "vs_prev": "vs prev",
@@ -362,6 +370,8 @@ def get(record, field, data=None):
 
 
 def fmt(field, v):
+    if field == "note" and not v:
+        return ""
     if v is None or v == "":
         return MISSING
     if field == "ok":
@@ -616,10 +626,12 @@ def side_by_side(attrs, results, order, doc_path):
     fixed = attrs.get("cols", "chapter,variant,note,n").split(",")
     per = attrs["per_gpu"].split(",")
     key = lambda r: (r["chapter"], r["problem"], r["variant"], r.get("note", ""), r["n"])  # noqa: E731
-    keys, by_gpu = [], {}
+    keys, by_gpu, measured = [], {}, {}
     for name in names:
         recs = select(results[name]["records"], attrs)
         by_gpu[name] = {key(r): r for r in recs}
+        every = select(results[name]["records"], {k: v for k, v in attrs.items() if k != "best"})
+        measured[name] = {key(r) for r in every}  # best=1 left out: each row this GPU measured
         for r in recs:
             if key(r) not in keys:
                 keys.append(key(r))
@@ -639,6 +651,9 @@ def side_by_side(attrs, results, order, doc_path):
         cells = [fmt(c, get(first, c)) for c in fixed]
         for name in names:
             r = by_gpu[name].get(k)
+            if r is None and k in measured[name]:  # measured there, but not that GPU's fastest
+                cells += [NOT_FASTEST] * len(per)
+                continue
             cells += [fmt(c, get(r, c, results[name]) if r else None) for c in per]
         lines.append("| " + " | ".join(cells) + " |")
     sources = "\n".join(source_line(n, results[n], doc_path, list(by_gpu[n].values()), results)
@@ -1630,9 +1645,11 @@ def placeholder(kind, why):
     return "\n*Not measured yet: a GPU run of the tour fills this in (see README.md).*\n"
 
 
-def render(text, results, doc_path, draw):
+def render(text, results, doc_path, draw, figures=None):
     """Every marker's body, from the data. Values first, in the order of the text (a value named
-    with as= can be used by a later value and by any word marker), then the word markers."""
+    with as= can be used by a later value and by any word marker), then the word markers.
+    figures, a dict, receives the named figures (name -> number, None where missing): the lint
+    reads them."""
     order = gpu_order(results)
     named, errors = {}, []
 
@@ -1724,176 +1741,9 @@ def render(text, results, doc_path, draw):
     for k, v in collected.items():
         named.setdefault(k, v)
     text = MARKER.sub(lambda m: one(m, True), text)
+    if figures is not None:
+        figures.update(named)
     return text, errors
-
-
-# --- the comparatives ------------------------------------------------------------------
-#
-# A word that compares measured figures (faster, inside, met, largest, held) is written by a
-# word marker from the same figures, or the sentence has none: a hand-written comparative
-# keeps its meaning when a rerun changes the numbers beside it. lint() reads the rendered
-# docs sentence by sentence; a sentence that holds a generated figure (a value marker) and a
-# hand-written comparative is an error, and where the figures say the opposite of the word
-# (two figures of one unit, or a ratio) the error says so. Not read: tables, listings,
-# code spans, link targets, a quoted prediction or goal ("..."), a Prediction section
-# (written before measuring: its comparatives are the forecast, and its verdict is
-# generated where the figure is), and words that name a place ("the table below") or a
-# stated bound ("at least").
-
-COMPARATIVE = re.compile(
-    r"\b(faster|fastest|slower|slowest|quicker|larger|largest|smaller|smallest|bigger|biggest|higher|highest|"
-    r"lower|lowest|greater|more|most|less|least|fewer|fewest|above|below|beyond|under|exceeds?|exceeded|"
-    r"beats?|beaten|outperforms?|inside|outside|within|met|missed|misses|meets?|wrong|"
-    r"(?:prediction|predictions|goal|goals|guess|estimate|expectation|argument|model|it|this|that|which)\s+"
-    r"(?:\w+\s+){0,3}?(?:held|holds|failed|fails)|"
-    r"gains?|gained|loses|lose|lost|loss|wins?|won|ahead|behind|better|best|worse|worst|"
-    r"(?:the )?same (?:time|times|speed|rate|rates|throughput|ratio|ratios|figure|figures|GB/s|fraction|"
-    r"bandwidth|level|share)|equal|equals|"
-    r"ties?|tied|matches|match|level with|close to|nearly|almost|short of|twice|half as|drops?|dropped|"
-    r"falls?|fell|rises?|rose|grows?|grew|improves?|as predicted|as expected|nothing|little|flat|unchanged|"
-    r"cheaper|dearer|costlier|longer|shorter)\b", re.I)
-# "the table above", "(below)", "below:": where a thing is on the page, not a comparison
-PLACE = re.compile(r"\b(?:the|this|that|these|each|every|a|its|their)\s+(?:\w+\s+){0,2}?(?:table|tables|plot|"
-                   r"plots|rows?|sections?|listing|picture|map|sweep|figure|list|lines?|code|kernels?|evidence|"
-                   r"one|ones|bound|steps?|diagram|columns?|paragraph|part|results?|page|papers?|sources?|text|predictions?)\s+"
-                   r"(?:above|below)\b|"
-                   r"\b(?:measured|shown|listed|given|defined|described|computed|said|quoted|named|drawn|profiled|"
-                   r"explained|argued)\s+(?:above|below)\b|"
-                   r"\b(?:above|below)\s*(?=[:.),;])|\bsee\s+(?:above|below)\b|\bbelow,\s|"
-                   r"\bat (?:the )?(?:least|most)\b|\bLittle's\b|"  # a bound stated; a law's name
-                   r"\b(?:all|every|both)\s+(?:the\s+)?(?:bytes|values|inputs?)\s+(?:are\s+)?equal\b|"
-                   r"\bequal\s+(?:bytes|values|keys|inputs?)\b", re.I)  # the inputs' names
-UP = {"faster", "fastest", "quicker", "larger", "largest", "bigger", "biggest", "higher", "highest", "greater",
-      "above", "beyond", "exceeds", "exceed", "exceeded", "beats", "beat", "beaten", "outperforms",
-      "gains", "gain", "gained", "wins", "win", "won", "ahead", "better", "best", "rises", "rise", "rose", "grows",
-      "grow", "grew", "improves", "improve"}
-DOWN = {"slower", "slowest", "smaller", "smallest", "lower", "lowest", "fewer", "fewest", "below", "under", "loses", "lose", "lost", "loss", "behind", "worse", "worst", "drops", "drop",
-        "dropped", "falls", "fall", "fell", "short of"}
-TIME_UNITS = ("ms", "µs", "us", "s", "ns")
-SPEED_WORDS = {"faster", "fastest", "quicker", "slower", "slowest", "gains", "gain", "gained", "loses", "lose",
-               "lost", "loss", "wins", "win", "won", "beats", "beat", "beaten", "outperforms", "better", "best",
-               "worse", "worst", "ahead", "behind"}
-FIGURE = "\x00"   # a generated figure in the text the lint reads
-WORD = "\x01"     # a generated word
-
-
-def figure_number(text):
-    m = re.search(r"-?[\d,]*\.?\d+(?:e-?\d+)?", text)
-    if not m:
-        return None
-    try:
-        return float(m.group(0).replace(",", ""))
-    except ValueError:
-        return None
-
-
-def prose_of(text):
-    """The hand-written prose of a rendered doc with its figures marked: (prose, figures), where
-    each figure is (number, unit) in the order of the text. Tables, listings, plots and code are
-    blanked (line breaks kept, so that line numbers stay right)."""
-    blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
-    text = re.sub(r"<!-- (results|plot|code|quote|device|runs|build-times|build-time|skipped): .*? -->.*?<!-- end \1 -->", blank, text,
-                  flags=re.S)
-    text = re.sub(r"^```.*?^```[ \t]*$", blank, text, flags=re.S | re.M)
-    figures = []
-
-    def fig(m):
-        body = m.group(2)
-        unit = re.match(r"\s*(GB/s|G atomics/s|G values/s|G/s|ms|µs|us|ns|s\b|%|x\b|KiB|MiB|GiB|MB|GB|bytes)?",
-                        text[m.end():]).group(1) or ""
-        if body.strip().endswith("x"):
-            unit = "x"
-        elif body.strip().endswith("%"):
-            unit = "%"
-        figures.append((figure_number(body), unit))
-        return FIGURE + " " * (len(m.group(0)) - 1 - m.group(0).count("\n")) + "\n" * m.group(0).count("\n")
-
-    text = re.sub(r"<!-- (value): .*? -->(.*?)<!-- end value -->", fig, text, flags=re.S)
-    text = re.sub(r"<!-- word: .*? -->.*?<!-- end word -->",
-                  lambda m: WORD + re.sub(r"[^\n]", " ", m.group(0))[1:], text, flags=re.S)
-    text = re.sub(r"<!--.*?-->", blank, text, flags=re.S)
-    # a Prediction section is written before measuring: its comparatives are the forecast
-    text = re.sub(r"^#+ Prediction.*?(?=^#+ )", blank, text, flags=re.S | re.M)
-    text = re.sub(r"`[^`\n]*`", blank, text)           # code spans: names, not words
-    text = re.sub(r'"[^"]{1,160}"', blank, text)        # a quoted prediction or goal, word for word
-    text = re.sub(r"\]\([^)\n]*\)", blank, text)     # link targets
-    return text, figures
-
-
-def sentences(text):
-    """(start offset, sentence) of the prose: split at blank lines, list items, headings, table
-    rows, and sentence ends."""
-    out, start = [], 0
-    for m in re.finditer(r"\n\s*\n|\n(?=\s*(?:[-*] |\d+\. |#|\|))|(?:(?<=[.!?])|(?<=[.!?]\)))\s+(?=[A-Z(*\x00\x01])", text):
-        out.append((start, text[start:m.start()]))
-        start = m.end()
-    out.append((start, text[start:]))
-    return out
-
-
-def contradiction(word, figs):
-    """Why the figures say the opposite of `word`, or None when they agree or cannot tell."""
-    w = word.lower()
-    up, down = w in UP, w in DOWN
-    if not (up or down):
-        return None
-    figs = [(v, u) for v, u in figs if v is not None]
-    if len(figs) == 1 and figs[0][1] == "x" and w in SPEED_WORDS | {"above", "below"}:
-        ratio = figs[0][0]
-        if (up and ratio < 1) or (down and ratio > 1):
-            return f"the ratio {ratio:g}x says the opposite of {word!r}"
-        return None
-    if len(figs) >= 2 and figs[0][1] == figs[1][1]:
-        a, b = figs[0][0], figs[1][0]
-        if figs[0][1] in TIME_UNITS and w in SPEED_WORDS:
-            a, b = b, a  # less time is faster
-        if (up and a < b) or (down and a > b):
-            return f"{figs[0][0]:g} {figs[0][1]} against {figs[1][0]:g} {figs[1][1]} says the opposite of {word!r}"
-    return None
-
-
-# Files the lint leaves out for now: the handouts are being rewritten (issue 28). Remove the
-# entry once `python3 docs/generate.py --lint docs/labs/*.md` passes.
-LINT_PENDING = ()
-
-
-def lint(text, rel):
-    """The hand-written comparatives beside generated figures in one rendered doc."""
-    prose, figures = prose_of(text)
-    problems, seen = [], 0
-    for start, sentence in sentences(prose):
-        count = sentence.count(FIGURE)
-        figs = figures[seen:seen + count]
-        seen += count
-        if not count:
-            continue
-        plain = PLACE.sub(lambda m: " " * len(m.group(0)), sentence)
-        for m in COMPARATIVE.finditer(plain):
-            line = prose.count("\n", 0, start + m.start()) + 1
-            why = contradiction(m.group(1), figs)
-            excerpt = " ".join(sentence.replace(FIGURE, "#").replace(WORD, "~").split())
-            problems.append(f"{rel}:{line}: {'contradiction' if why else 'hand-written'} comparative "
-                            f"{m.group(1)!r} beside generated figures" + (f": {why}" if why else "")
-                            + f" [{excerpt[:160]}]")
-    return problems
-
-
-PLANTED = ("Allocating per call was faster: <!-- value: x=1 -->242.9<!-- end value --> ms against "
-           "<!-- value: x=2 -->230.9<!-- end value --> ms.\n\n"
-           "It reached <!-- value: x=3 -->0.92x<!-- end value --> of chapter 02, a gain.\n\n"
-           "It was <!-- word: expr=1 words=slower|faster -->faster<!-- end word -->: "
-           "<!-- value: x=4 -->230.9<!-- end value --> ms against <!-- value: x=5 -->242.9<!-- end value --> ms.\n")
-
-
-def lint_selftest():
-    """The lint must find the planted contradictions and pass the generated word."""
-    found = lint(PLANTED, "planted")
-    want = ["planted:1: contradiction comparative 'faster'", "planted:3: contradiction comparative 'gain'"]
-    ok = all(any(f.startswith(w) for f in found) for w in want) and not any(f.startswith("planted:5") for f in found)
-    for f in found:
-        print(("found: " if ok else "") + f)
-    print("lint self-test:", "ok" if ok else f"FAILED: expected exactly {want}")
-    return 0 if ok else 1
 
 
 def runs_report(results):
@@ -1939,16 +1789,21 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="only compare; exit 1 on any difference")
     ap.add_argument("--lint", action="store_true",
-                    help="only check the comparatives: exit 1 on a hand-written one beside generated figures")
-    ap.add_argument("--lint-selftest", action="store_true", help="the lint must catch a planted contradiction")
+                    help="only lint the rendered pages (docs/lint_docs.py): exit 1 on a hand-written comparative or "
+                         "number beside generated figures, a prediction judged on one GPU where the other differs, "
+                         "one cause named where the data show several, or a \"—\" explained otherwise")
+    ap.add_argument("--lint-selftest", action="store_true",
+                    help="the lint must catch each planted wrong example and pass each right one")
     ap.add_argument("--runs", action="store_true", help="list the runs behind the docs and what changed since")
     ap.add_argument("--no-plots", action="store_true", help="do not redraw the plots")
     ap.add_argument("--quiet", action="store_true", help="do not list the markers that wait for data")
     ap.add_argument("files", nargs="*", help="only these markdown files (default: README.md and docs/*.md)")
     args = ap.parse_args()
 
+    if args.lint or args.lint_selftest:
+        import lint_docs  # docs/lint_docs.py, beside this file
     if args.lint_selftest:
-        return lint_selftest()
+        return lint_docs.lint_selftest(sys.modules[__name__])
     results = load_results()
     if args.runs:
         runs_report(results)
@@ -1973,8 +1828,8 @@ def main():
         errors += failed
         if args.lint:
             rel = os.path.relpath(path, ROOT)
-            if args.files or not rel.startswith(LINT_PENDING):
-                problems += lint(new, rel)
+            if args.files or not rel.startswith(lint_docs.LINT_PENDING):
+                problems += lint_docs.lint(new, rel, sys.modules[__name__], results, path)
             continue
         if new != old:
             stale.append(os.path.relpath(path, ROOT))
@@ -1992,8 +1847,8 @@ def main():
     if args.lint:
         for p in problems:
             print(p)
-        print(f"{len(docs)} files linted, {len(problems)} hand-written comparatives beside generated figures "
-              f"(write them with <!-- word: ... -->, or drop them), {len(errors)} errors")
+        print(f"{len(docs)} files linted, {len(problems)} problems (each kind and its fix: docs/lint_docs.py), "
+              f"{len(errors)} errors")
         return 1 if problems or errors else 0
     if args.check:
         for s in stale:
