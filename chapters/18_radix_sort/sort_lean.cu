@@ -246,8 +246,8 @@ void launch_lean(const SortCall& c) {
 void launch_onesweep_lean(const SortCall& c) { launch_lean<histogram_and_bases>(c); }
 void launch_onesweep_lean_hist(const SortCall& c) { launch_lean<histogram_vec_and_bases>(c); }
 
-// Step 10: keys as step 9; pairs with the packed passes (the scratch buffer, keys_tmp, is
-// 2n words: n pairs).
+// Step 10: keys as step 9; pairs with the packed passes (the scratch buffer, keys_tmp, holds
+// at least 2n words: n pairs).
 void launch_onesweep_packed(const SortCall& c) {
   if (c.values_in == nullptr) return launch_lean<histogram_vec_and_bases>(c);
   const AheadPass to_packed = packed_pass<kPackedOut>(c), from_packed = packed_pass<kPackedIn>(c);
