@@ -22,6 +22,9 @@
 //                  loaded while the mma.syncs of this one run, across the tiles' barriers
 //                  too; --config k64-s3 (the default: k 64 at a time, three stages) or k32-s4
 //                  (step 3's tiles: the operands ahead alone).
+//   mma-hoisted    step 4's loop with its addresses computed once: where each thread's
+//                  copies come from and go, where each lane's ldmatrix rows are, moved by
+//                  constants per tile (mma_hoisted.cu).
 //                mma-roof (role ceiling, mma_roof.cu) times mma.sync alone, on registers:
 //                what this instruction can do on the GPU in the machine, the chapter's
 //                denominator. cuBLAS's cublasGemmEx (fp32 accumulation) is the vendor row.
@@ -34,7 +37,7 @@
 //                mma.sync and ldmatrix fast enough, and L2's bandwidth. Hopper's full tensor rate needs
 //                its own instruction, wgmma, which this chapter leaves out: the roof is
 //                mma.sync's.
-// Steps:         wmma, mma-sync, mma-cp-async, mma-ahead
+// Steps:         wmma, mma-sync, mma-cp-async, mma-ahead, mma-hoisted
 // Run:           build/chapters/20_tensor_cores [--size 4096 | --m M --n N --k K]
 //                [--type bf16|fp16] [--alpha A --beta B] [--variant mma-cp-async] [--json]
 //                build/chapters/20_tensor_cores --verify-only [--large | --m M --n N --k K]
@@ -136,6 +139,7 @@ const std::vector<gm::Step> kSteps = {
     {"mma-sync", ch20::launch_mma_sync, {}, "step", kTensorStep},
     {"mma-cp-async", ch20::launch_mma_cp_async, {}, "step", kTensorStep},
     {"mma-ahead", ch20::launch_mma_ahead, {}, "step", kTensorStep | gm::kConfigurable},
+    {"mma-hoisted", ch20::launch_mma_hoisted, {}, "step", kTensorStep},
 };
 
 }  // namespace

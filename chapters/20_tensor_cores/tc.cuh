@@ -66,27 +66,34 @@ __device__ __forceinline__ uint32_t shared_address(const void* p) {
 // of matrix i: the fragment layout of mma.sync. .trans gives each lane the transposed pair,
 // (2 (l % 4), l / 4) and (2 (l % 4) + 1, l / 4): a row-major k x n tile of B read as mma's
 // column-major B.
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* row) {
+// The row's address is a shared-memory address (shared_address; step 5 computes them itself).
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t row) {
 #if CH20_SM80
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(row))
+               : "r"(row)
                : "memory");
 #else
-  r[0] = r[1] = r[2] = r[3] = 0;
+  r[0] = r[1] = r[2] = r[3] = row;
   __trap();
 #endif
 }
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row) {
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t row) {
 #if CH20_SM80
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(row))
+               : "r"(row)
                : "memory");
 #else
-  r[0] = r[1] = r[2] = r[3] = 0;
+  r[0] = r[1] = r[2] = r[3] = row;
   __trap();
 #endif
+}
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* row) {
+  ldmatrix_x4(r, shared_address(row));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row) {
+  ldmatrix_x4_trans(r, shared_address(row));
 }
 
 // d += a b for one 16 x 8 tile of C, k = 16: a is 16 x 16 (four registers of two elements),
@@ -219,11 +226,12 @@ __device__ __forceinline__ void load_padded_tiles(const uint16_t* A, const uint1
   }
 }
 
-// --- the launchers of steps 2 to 4 and of the ceiling ------------------------------------------
+// --- the launchers of steps 2 to 5 and of the ceiling ------------------------------------------
 void launch_mma_sync(const gm::Args& a);                 // mma_sync.cu
 void launch_mma_cp_async(const gm::Args& a);             // mma_pipeline.cu
 void launch_mma_ahead(const gm::Args& a);                // mma_pipeline.cu; Args::config indexes
 extern const std::vector<gm::TileConfig> kAheadConfigs;  // its tiles (--config)
+void launch_mma_hoisted(const gm::Args& a);              // mma_hoisted.cu
 // The mma-roof row (gm::Problem::ceiling): mma.sync alone, on registers (mma_roof.cu).
 void mma_roof(const sw::bench::Session<gm::Step>& s, gm::InputType type);
 

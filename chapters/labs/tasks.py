@@ -342,11 +342,11 @@ TASKS += [
                  "A lane holds the entries (g, 2t), (g, 2t + 1), (g + 8, 2t) and (g + 8, 2t + 1) of a 16 x 8 "
                  "tile, with g = lane / 4 and t = lane % 4: the comment above the instruction's wrapper in tc.cuh "
                  "says so."),
-          Region("chapters/20_tensor_cores/mma_pipeline.cu",
+          Region("chapters/20_tensor_cores/pipeline.cuh",
                  "The same split of ldmatrix's four matrices into b[j] and b[j + 1] as in mma_sync.cu.",
                  "The swizzled addresses change where the rows are read, not which matrix lands in which "
                  "register."),
-          Region("chapters/20_tensor_cores/mma_pipeline.cu",
+          Region("chapters/20_tensor_cores/pipeline.cuh",
                  "The same epilogue as in mma_sync.cu, for the pipeline's 64 x 64 warp tiles (kTilesM x kTilesN "
                  "mma tiles).",
                  "It is your epilogue of the other file: the fragment layout does not depend on the tile "

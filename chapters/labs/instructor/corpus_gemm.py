@@ -2,7 +2,7 @@
 (see corpus.py)."""
 from mistakes import CH19, CH19R, CH19V, CH20S, Mistake, region_body
 
-CH20P = "chapters/20_tensor_cores/mma_pipeline.cu"
+CH20P = "chapters/20_tensor_cores/pipeline.cuh"
 
 # The reference bodies, whole: each variant replaces one whole region, so it reads alone.
 REF_SMEM = region_body(CH19, "smem-tiles")
