@@ -31,7 +31,7 @@
 // Steps:         naive, coalesced, shared-tiles, register-1d, register-2d, vector-transposed,
 //                warp-tiled
 // Run:           build/chapters/19_sgemm [--size 4096 | --m M --n N --k K]
-//                [--alpha A --beta B] [--variant warp-tiled] [--config sm90|sm80|sm75] [--json]
+//                [--alpha A --beta B] [--variant warp-tiled] [--config sm80|sm90|sm75] [--json]
 //                build/chapters/19_sgemm --verify-only [--large | --m M --n N --k K]
 #include <cstdint>
 #include <vector>
