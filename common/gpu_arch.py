@@ -20,7 +20,8 @@ It prints four lines for meson.build:
   why=<one sentence>   what was chosen and why; meson prints it
   portable=yes|no      yes for the portable set, built where no GPU is to run it: meson
                        then leaves out -lineinfo (source lines in Nsight Compute and
-                       compute-sanitizer) and compiles chapters 14 and 15 as one file each
+                       compute-sanitizer) and compiles the chapters marked 'unity' in
+                       chapters/meson.build as one file each
 and exits 1 with a one-line message on stderr when no build can work.
 --gpu-code-file and --gpus replace asking nvcc and nvidia-smi (the host test
 feeds captured `nvcc --list-gpu-code` outputs of several CUDA versions).
