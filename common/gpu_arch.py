@@ -8,19 +8,22 @@ CHOICE (meson's -Dgpu_arch):
             --query-gpu=compute_cap); with no GPU visible, the portable set
   portable  machine code for sm_75, sm_80, sm_90, sm_100 and sm_120, each only
             where this nvcc builds it (nvcc --list-gpu-code), and PTX for the newest
-            of them, which the driver compiles at load time on a GPU newer than all
+            of them, which the driver compiles at load time on a GPU newer than all;
+            with both sm_100 and sm_120, PTX for compute_100, from which sm_120's
+            machine code is compiled too (a device pass less per file, the same code)
   80,90     exactly these (an error names the ones this nvcc cannot build)
 --emulate t4 or sm86 overrides CHOICE: PTX for compute_75 (or compute_86) only, so
 the driver compiles it for the GPU in the machine and every __CUDA_ARCH__ branch
 takes that GPU's path (common/device.cu caps the limits the programs see).
 
 It prints four lines for meson.build:
-  sass=75,80,90        machine code (may be empty)
+  sass=75,80,90        machine code (may be empty); 120:100 is sm_120's from compute_100
   ptx=90               the one PTX target (may be empty)
   why=<one sentence>   what was chosen and why; meson prints it
   portable=yes|no      yes for the portable set, built where no GPU is to run it: meson
                        then leaves out -lineinfo (source lines in Nsight Compute and
-                       compute-sanitizer) and compiles chapters 14 and 15 as one file each
+                       compute-sanitizer) and compiles the chapters marked 'unity' in
+                       chapters/meson.build as one file each
 and exits 1 with a one-line message on stderr when no build can work.
 --gpu-code-file and --gpus replace asking nvcc and nvidia-smi (the host test
 feeds captured `nvcc --list-gpu-code` outputs of several CUDA versions).
@@ -137,10 +140,16 @@ def choose(choice, supported, gpus, gpu_probe, emulate="none", version=""):
         left_out = [a for a in PORTABLE if a not in supported]
         lead = f"gpu_arch=auto: no GPU visible ({gpu_probe}), so the portable set" if choice == "auto" \
             else "gpu_arch=portable"
-        why = f"{lead}: {names(sass)} and PTX for compute_{sass[-1]}"
+        # sm_120's machine code from compute_100's PTX, which is also the PTX built: one device pass
+        # less for every file. No source here takes another path for compute_120 than for
+        # compute_100 (CUB's newest tuning is sm_100's): sm_120's code is the same.
+        ptx = 100 if 100 in sass and 120 in sass else sass[-1]
+        why = f"{lead}: {names(sass)} and PTX for compute_{ptx}"
+        if ptx != sass[-1]:
+            why += f" ({names([a for a in sass if a > ptx])} from that PTX)"
         if left_out:
             why += f" ({names(left_out)} left out: {nvcc} builds {span(supported)})"
-        return sass, sass[-1], why
+        return sass, ptx, why
     wanted = [cc_to_arch(a) for a in choice.split(",") if a.strip()]
     if not wanted:
         raise ArchError("gpu_arch is empty: use auto, portable or a list such as 90 or 80,90")
@@ -183,7 +192,9 @@ def main(argv=None):
         option = f"emulate={args.emulate}" if args.emulate != "none" else f"gpu_arch={args.choice}"
         print(f"{option}: {e}", file=sys.stderr)
         return 1
-    print("sass=" + ",".join(str(a) for a in sass))
+    # An architecture newer than the PTX target (the portable set's sm_120) is compiled from that
+    # PTX: written 120:100 (machine code for sm_120 from compute_100).
+    print("sass=" + ",".join(f"{a}:{ptx}" if ptx and a > ptx else str(a) for a in sass))
     print("ptx=" + (str(ptx) if ptx else ""))
     print("why=" + why)
     # The portable set is built where no GPU is, to run elsewhere: no edit-and-rerun, no profiler.

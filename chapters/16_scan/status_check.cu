@@ -23,6 +23,7 @@
 #include "common/report.h"
 #include "scan_lookback.cuh"
 
+namespace status_check {
 namespace {
 
 using ch16::Count;
@@ -126,9 +127,11 @@ void launch_stress(const StressData& d) {
 }
 
 }  // namespace
+}  // namespace status_check
 
 // plant: "none", or "plain-load" (the readers' planted plain load: the check must fail).
 void check_status_protocol(sw::Report& report, const std::string& plant) {
+  using namespace status_check;  // the portable build compiles 16_scan as one file
   sw::DeviceBuffer<Count> words(kSlots);
   sw::DeviceBuffer<Counters> counters(1);
   const StressData data{words.get(), counters.get()};

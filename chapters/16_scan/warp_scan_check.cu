@@ -16,6 +16,7 @@
 #include "common/report.h"
 #include "scan_lookback.cuh"
 
+namespace warp_scan_check {
 namespace {
 
 constexpr int kWarps = 4;
@@ -61,9 +62,11 @@ void launch_warp_scan_u64(const WarpScanData& d) {
 }
 
 }  // namespace
+}  // namespace warp_scan_check
 
 // planted: the 32-bit scan of the low words (the check must fail).
 void check_warp_scan_u64(sw::Report& report, bool planted) {
+  using namespace warp_scan_check;  // the portable build compiles 16_scan as one file
   sw::DeviceBuffer<uint64_t> out(kThreads);
   const WarpScanData data{out.get()};
   const sw::bench::Verdict v = sw::bench::check_once(

@@ -5,6 +5,8 @@ Feeds the `nvcc --list-gpu-code` outputs in nvcc_gpu_code/ (CUDA 12.4, 12.8, 13.
 and a list of visible GPUs, and checks the machine code, the PTX target and the
 errors. Runs without a GPU and without those toolkits.
 """
+import contextlib
+import io
 import os
 import sys
 import unittest
@@ -43,10 +45,23 @@ class NoGpu(unittest.TestCase):
         self.assertIn("no GPU visible", choose("auto", "12.4")[2])
 
     def test_cuda_12_8_and_13_0_build_the_whole_set(self):
+        # PTX for compute_100, from which sm_120's machine code is compiled too.
         for version in ("12.8", "13.0"):
             sass, ptx, why = choose("auto", version)
-            self.assertEqual((sass, ptx), ([75, 80, 90, 100, 120], 120))
+            self.assertEqual((sass, ptx), ([75, 80, 90, 100, 120], 100))
+            self.assertIn("PTX for compute_100 (sm_120 from that PTX)", why)
             self.assertNotIn("left out", why)
+
+    def test_printed_lines_name_what_sm_120_is_compiled_from(self):
+        def printed(version):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                code = gpu_arch.main(["portable", "--gpu-code-file",
+                                      os.path.join(HERE, "nvcc_gpu_code", f"cuda-{version}.txt")])
+            return [code] + out.getvalue().splitlines()
+
+        self.assertEqual(printed("13.0")[:3], [0, "sass=75,80,90,100,120:100", "ptx=100"])
+        self.assertEqual(printed("12.4")[:3], [0, "sass=75,80,90", "ptx=90"])
 
 
 class VisibleGpu(unittest.TestCase):
