@@ -33,9 +33,10 @@
 //                bound gamma'_{3k+2} sum|a||b|, u' = 2^-23 (common/problems/gemm_reference.h:
 //                tensor cores truncate); C poisoned before every run, a guard after it.
 // Bottleneck:    wmma and mma-sync: the loads through registers and the barriers, with one
-//                tile in shared memory at a time; mma-cp-async and mma-ahead: issuing
-//                mma.sync and ldmatrix fast enough, and L2's bandwidth. Hopper's full tensor rate needs
-//                its own instruction, wgmma, which this chapter leaves out: the roof is
+//                tile in shared memory at a time; mma-cp-async to mma-hoisted: keeping the
+//                tensor pipe fed from two warps per scheduler (the instructions besides
+//                mma.sync, which step 5 cuts), and L2's bandwidth. Hopper's full tensor rate
+//                needs its own instruction, wgmma, which this chapter leaves out: the roof is
 //                mma.sync's.
 // Steps:         wmma, mma-sync, mma-cp-async, mma-ahead, mma-hoisted
 // Run:           build/chapters/20_tensor_cores [--size 4096 | --m M --n N --k K]
