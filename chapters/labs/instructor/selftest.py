@@ -4,6 +4,8 @@
     python3 chapters/labs/lab.py selftest reduce --stability 10 --out results/reduce-stability
     python3 chapters/labs/lab.py selftest reduce --stability 10 --part 1/4 --out parts/1   (one GPU each,
     ... --part 4/4 --out parts/4; then --stability 10 --merge parts/1 ... parts/4 --out results/reduce-stability)
+    python3 chapters/labs/lab.py selftest scan --part 1/3 --out parts/1   (likewise the self-test: a part per
+    GPU or per run; then selftest scan --merge parts/1 parts/2 parts/3 --out results/scan)
 
 The repository keeps its GPU runs' folders in docs/runs/labs/<gpu>/<track>[-stability]/
 (.ci/gpu-run's steps labs and stability write them there; docs/runs/README.md).
@@ -240,16 +242,42 @@ def cmd_selftest(a):
     shutil.rmtree(subs, ignore_errors=True)
     if a.stability:
         return stability(a, work, out)
+    if a.merge:
+        return merge_parts(a, out)
+    part, parts = parse_part(a.part)
     expected, passes = plant(a.track, subs, timing=not a.no_timing)
     timed_names = {e.name for entries in exploits.EXPLOITS.values() for e in entries if e.timed}
     timed = ["reference"] + [s for s, per in expected.items()
                              if s != "reference" and "--without-" not in s and
                              any(w.get("mistake") and (w["status"] == "PASS" or w["mistake"] in timed_names)
                                  for w in per.values())]
-    grade.Grader(grade_args(a, subs, out, timing_for=",".join(timed)), without_for=dict(passes)).run()
+    grade.Grader(grade_args(a, subs, out, timing_for=",".join(timed), part=a.part), without_for=dict(passes)).run()
     (out / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")
+    if parts > 1:  # the grader's own split: every k-th submission in name order
+        mine = sorted(expected)[part - 1::parts]
+        bad = compare({s: expected[s] for s in mine}, out / "grades.csv", out)
+        print(f"selftest {a.track} part {part}/{parts}: {bad} unexpected grades in {len(mine)} of "
+              f"{len(expected)} submissions: join the parts with --merge")
+        return 0 if bad == 0 else 1
     bad = compare(expected, out / "grades.csv", out)
     print(f"selftest {a.track}: {bad} unexpected grades")
+    return 0 if bad == 0 else 1
+
+
+def merge_parts(a, out):
+    """selftest --merge DIR...: the parts' sheets joined (grade --merge) and compared with the
+    expected grades, which every part must have planted alike; a submission that no part
+    graded counts as MISSING."""
+    missing = [d for d in a.merge if not (Path(d) / "expected.json").is_file()]
+    if missing:
+        usage_error(f"--merge: no expected.json in {', '.join(missing)} (did that part finish?)")
+    plans = [json.loads((Path(d) / "expected.json").read_text()) for d in a.merge]
+    if any(p != plans[0] for p in plans[1:]):
+        usage_error("--merge: the parts planted different submissions (graded from different trees?)")
+    grade.merge(Namespace(merge=a.merge, out=str(out), track=a.track))
+    (out / "expected.json").write_text(json.dumps(plans[0], indent=1) + "\n")
+    bad = compare(plans[0], out / "grades.csv", out)
+    print(f"selftest {a.track}: {bad} unexpected grades (merged from {len(a.merge)} parts)")
     return 0 if bad == 0 else 1
 
 
@@ -314,6 +342,8 @@ def add_arguments(s):
     s.add_argument("--timeout", type=int, default=120, help="seconds per program run")
     s.add_argument("--stability", type=int, default=0, help="grade the reference this many times instead")
     s.add_argument("--no-sanitizer", action="store_true", help="(stability) leave the sanitizers out")
-    s.add_argument("--part", help="(stability) i/k: grade the copies i, i + k, ... only, e.g. one part per GPU")
+    s.add_argument("--part", help="i/k: grade the submissions (or, with --stability, the copies) i, i + k, ... "
+                                  "only, e.g. one part per GPU or per run")
     s.add_argument("--merge", nargs="+", metavar="DIR",
-                   help="(stability) join the parts' grade sheets (their --out folders) into --out, and sum up")
+                   help="join the parts' grade sheets (their --out folders) into --out, and compare (or, with "
+                        "--stability, sum up)")

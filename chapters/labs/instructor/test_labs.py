@@ -569,6 +569,49 @@ def check_build_error_without_file():
     expect("uses too much shared data" in got, f"a build error without a file is shown as printed (got '{got}')")
 
 
+def check_selftest_merge(tmp):
+    """A self-test split into parts (--part i/k: over GPUs, or over runs of a time-limited
+    machine) is joined by --merge and compared as one: a submission no part graded is MISSING,
+    an unexpected grade fails, and parts that planted different submissions are refused."""
+    plan = {"reference": {"standin-sum": {"status": "PASS"}},
+            "stubs": {"standin-sum": {"status": "NOT_IMPLEMENTED"}},
+            "mistakes-1": {"standin-sum": {"status": "FAIL", "says": "wrong sum", "mistake": "off-by-one"}}}
+    root = tmp / "selftest-parts"
+
+    def part(name, rows, expected=plan):
+        d = root / name
+        d.mkdir(parents=True, exist_ok=True)
+        lines = ["student,task,track,status,detail"] + [f"{st},standin-sum,standin,{g},{why}" for st, g, why in rows]
+        (d / "grades.csv").write_text("\n".join(lines) + "\n")
+        if expected is not None:
+            (d / "expected.json").write_text(json.dumps(expected))
+        return str(d)
+
+    p1 = part("p1", [("mistakes-1", "FAIL", "a wrong sum at --n 31"), ("reference", "PASS", "")])
+    p2 = part("p2", [("stubs", "NOT_IMPLEMENTED", "the stub")])
+
+    def merge(*dirs):
+        out = root / f"all-{len(list(root.glob('all-*')))}"
+        r = subprocess.run([sys.executable, str(LABS / "lab.py"), "selftest", "standin", "--merge", *dirs,
+                            "--out", str(out)], capture_output=True, text=True)
+        return r.returncode, r.stdout + r.stderr
+
+    code, text = merge(p1, p2)
+    expect(code == 0 and "selftest standin: 0 unexpected grades (merged from 2 parts)" in text,
+           f"selftest --merge joins two parts that graded as expected (exit {code}):\n{text[-600:]}")
+    code, text = merge(p1)
+    expect(code == 1 and "MISSING stubs" in text, f"selftest --merge: a submission no part graded is MISSING (exit {code})")
+    code, text = merge(p1, part("p3", [("stubs", "PASS", "")]))
+    expect(code == 1 and "BAD stubs" in text, f"selftest --merge: a stub graded PASS is unexpected (exit {code})")
+    other = dict(plan, **{"correct-1": {"standin-sum": {"status": "PASS"}}})
+    code, text = merge(p1, part("p4", [("stubs", "NOT_IMPLEMENTED", "")], expected=other))
+    expect(code == 2 and "planted different submissions" in text,
+           f"selftest --merge refuses parts that planted different submissions, exit 2 (got {code})")
+    code, text = merge(p1, part("p5", [("stubs", "NOT_IMPLEMENTED", "")], expected=None))
+    expect(code == 2 and "no expected.json" in text,
+           f"selftest --merge of a part that did not finish is a usage error, exit 2 (got {code})")
+
+
 def check_stability_merge(tmp):
     """A stability run split over GPUs (--part i/k) is joined by --merge: it counts the copies
     graded and the ratio spread over all parts, and it fails when a copy is missing."""
@@ -736,6 +779,7 @@ def check_standin(tmp):
         check_static_declaration(tmp)
         check_untimed_selftest(tmp)
         check_stability_merge(tmp)
+        check_selftest_merge(tmp)
         grader_on_standin(tmp)
 
 
