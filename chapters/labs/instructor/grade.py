@@ -220,7 +220,7 @@ class Grader:
                                        range(jobs)))
             self.trees = [(self.work / f"tree{k}", b) for k, b in enumerate(builds)]
             tree, b = self.trees[0]
-            built = build(b, self.chapters, tree, self.tasks, self.build_jobs)
+            built = build(b, self.chapters, tree, self.tasks, cpus)  # alone: every core this grader may use
             log.write(json.dumps({ch: ok for ch, (ok, _) in built.items()}) + "\n")
             if not all(ok for ok, _ in built.values()):
                 raise SystemExit(f"error: the reference does not build: {built}")
