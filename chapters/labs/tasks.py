@@ -33,7 +33,7 @@ class Check:
     chapter: str                # the chapter folder; its program is the checker
     steps: list                 # the step names whose checks belong to this task
     args: list = field(default_factory=list)   # extra arguments, e.g. ["--variant", "sequential"]
-    time_args: list = field(default_factory=list)  # extra arguments of the timed run (one step, if it can)
+    time_args: list = field(default_factory=list)  # extra arguments of the timed run: --variant steps[0] (one step)
     # The grader times a smaller input than the chapter's default, still 5x the L2 or
     # more, so that the rounds of the reference and the submission stay short.
     grade_size: list = field(default_factory=list)
@@ -127,7 +127,7 @@ TASKS = [
                  "Count the n bytes of `in` into the 256 global counters hist[] (zeroed by the launcher). "
                  "Every thread of the grid takes bytes in a grid-stride loop.",
                  "Many threads hit the same bin at once: an atomic add, of `HistCount{1}`.")],
-         [Check("07_histogram_atomic_naive", ["global-atomic-2xsm", "global-atomic-full"], time_args=["--dist", "uniform"],
+         [Check("07_histogram_atomic_naive", ["global-atomic-2xsm", "global-atomic-full"], time_args=["--dist", "uniform", "--variant", "global-atomic-2xsm"],
                 grade_size=["--bytes", "2^28"])],
          size="--bytes", unit=256, small=["--bytes", "4099"], races=True, initcheck=True, tolerance=EXACT),
     Task("shared-privatized", "histogram", "A private histogram per block in shared memory",
@@ -138,7 +138,8 @@ TASKS = [
                  "Shared memory is not zero at launch, and counting must not start before every bin is "
                  "zeroed, nor the totals be read before every thread has counted.",
                  shape={"threadIdx.x": 256, "kCopies": 8, "array:sub": [8, 256]})],
-         [Check("08_histogram_privatized", ["seed-2xsm", "shared-full-grid", "per-warp"], time_args=["--dist", "uniform"],
+         [Check("08_histogram_privatized", ["seed-2xsm", "shared-full-grid", "per-warp"],
+                time_args=["--dist", "uniform", "--variant", "seed-2xsm"],
                 grade_size=["--bytes", "2^28"])],
          size="--bytes", unit=256, small=["--bytes", "4099"], races=True, initcheck=True, tolerance=EXACT),
     # --- transpose -----------------------------------------------------------------------
@@ -152,7 +153,7 @@ TASKS = [
                  "naive-write-coalesced: the same move with threadIdx.x walking along an OUTPUT row.",
                  "The grid is laid over the output: x over its columns (our rows).")],
          [Check("09_transpose_naive", ["naive-read-coalesced", "naive-write-coalesced"],
-                grade_size=["--rows", "8192", "--cols", "8192"])],
+                time_args=["--variant", "naive-read-coalesced"], grade_size=["--rows", "8192", "--cols", "8192"])],
          size="shape", unit=32, small=["--rows", "33", "--cols", "65"], tolerance=EXACT),
     Task("shared-tile", "transpose", "A transpose through a shared-memory tile",
          [Region("chapters/10_transpose_shared/shared_tile.cuh",

@@ -612,6 +612,15 @@ def check_selftest_merge(tmp):
            f"selftest --merge of a part that did not finish is a usage error, exit 2 (got {code})")
 
 
+def check_timed_one_step():
+    """The grader's timed run of a task (its first check) times the task's first step alone:
+    a chapter's other steps, each with the graded timing's new input and check per call, made
+    one timed run of chapter 08 take seconds."""
+    loose = [t.id for t in T.TASKS if t.checks and len(t.checks[0].steps) > 1
+             and (t.checks[0].args + t.checks[0].time_args).count("--variant") != 1]
+    expect(not loose, f"every task's timed run names its step with one --variant {loose}")
+
+
 def check_stability_merge(tmp):
     """A stability run split over GPUs (--part i/k) is joined by --merge: it counts the copies
     graded and the ratio spread over all parts, and it fails when a copy is missing."""
@@ -780,6 +789,7 @@ def check_standin(tmp):
         check_untimed_selftest(tmp)
         check_stability_merge(tmp)
         check_selftest_merge(tmp)
+        check_timed_one_step()
         grader_on_standin(tmp)
 
 
