@@ -1184,7 +1184,7 @@ def class_block(attrs, doc_path):
             rate = (f"{c['students_per_gpu_hour']:.0f}" if c.get("complete") else
                     f"not complete: {c.get('students_graded', 0)} of {c['students']} graded")
             lines.append(f"| {c.get('gpu') or os.path.basename(rel_dir)} | `{c['track']}` | {c['students']} | "
-                         f"{c['tasks']} | {c['gpus']} | {walls} | "
+                         f"{c['tasks']} | {c['gpus']} ({len(c['parts'])}) | {walls} | "
                          f"{rate} | {'yes' if c['sanitizer'] else 'no'} | {c['timing_rounds'] or 'none'} | "
                          f"{'' if c.get('unexpected') is None else c['unexpected']} |")
             link = os.path.relpath(os.path.dirname(path), os.path.dirname(doc_path))

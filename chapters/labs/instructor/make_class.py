@@ -129,7 +129,9 @@ def make(track, n, out, seed=1, share=MISTAKE_SHARE, sanitizer=True):
     names = [f"student-{k:0{len(str(n))}d}" for k in range(1, n + 1)]
     wrong = set(rng.sample(names, round(n * share))) if pool else set()
     with tempfile.TemporaryDirectory(prefix="lab-class-") as tmp:
-        handout = export(track, Path(tmp) / "copy")  # what every student receives
+        # what every student receives; the tools' own copy, never handed out, so the tree's run
+        # records (a part graded before, untracked) do not stop it: lab.py export still refuses them
+        handout = export(track, Path(tmp) / "copy", check_strays=False)
         rows = []
         for student in names:
             copy = out / "submissions" / student
@@ -179,12 +181,13 @@ def grade_options(text):
     return not a.no_sanitizer, 0 if a.no_timing else a.rounds
 
 
-def record(track, dest, parts, walls, options, grades=None):
+def record(track, dest, parts, walls, options, grades=None, gpus=None):
     """dest/class.json (the plan, written by make) with the grading's measurements: each part's
     students and wall seconds, the unexpected grades of the merged folder `grades` (its sheet
     and reports; its grades.csv is copied to dest) against dest/expected.csv, and students per
     GPU-hour = students / (sum of the parts' wall seconds / 3600). A part without a grade
-    sheet (interrupted) leaves the class incomplete."""
+    sheet (interrupted) leaves the class incomplete. gpus: how many GPUs graded the parts side
+    by side (default one per part; fewer when the parts ran over several runs)."""
     dest = Path(dest)
     grades = Path(grades or dest)
     data = json.loads((dest / "class.json").read_text())
@@ -214,7 +217,7 @@ def record(track, dest, parts, walls, options, grades=None):
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     data.update({
         "gpu": next((r["gpu"] for r in rows if r.get("gpu")), ""), "students_graded": graded,
-        "gpus": len(parts), "parts": done, "wall_s_sum": round(sum(walls), 1), "wall_s_longest": round(max(walls), 1),
+        "gpus": gpus or len(parts), "parts": done, "wall_s_sum": round(sum(walls), 1), "wall_s_longest": round(max(walls), 1),
         "students_per_gpu_hour": round(graded / (sum(walls) / 3600), 1) if complete and sum(walls) > 0 else None,
         "complete": complete, "unexpected": unexpected, "grade_options": options, "sanitizer": sanitizer,
         "timing_rounds": rounds, "tree": commit,
@@ -239,6 +242,8 @@ def add_arguments(s):
     s.add_argument("--parts", nargs="+", default=[], help="(--record) the parts' grade folders, in order")
     s.add_argument("--walls", nargs="+", type=float, default=[], help="(--record) each part's wall seconds")
     s.add_argument("--options", default="", help="(--record) the grade options the parts ran with")
+    s.add_argument("--gpus", type=int, help="(--record) the GPUs that graded the parts side by side (default: one "
+                                            "per part)")
     s.add_argument("--grades", help="(--record) the merged grade folder (default DEST)")
 
 
@@ -253,7 +258,7 @@ def cmd_class(a):
         print(f"class {a.track}: {bad} unexpected grades")
         return 0 if bad == 0 else 1
     if a.record:
-        return record(a.track, a.record, a.parts, a.walls, a.options, a.grades)
+        return record(a.track, a.record, a.parts, a.walls, a.options, a.grades, a.gpus)
     if a.students is None or a.out is None:
         usage_error("class: give TRACK STUDENTS OUT (or --compare, or --record)")
     if a.students < 1:
