@@ -72,7 +72,7 @@ void launch_register_1d(const gm::Args& a);        // register_blocking.cu
 void launch_register_2d(const gm::Args& a);        // register_blocking.cu
 void launch_vector_transposed(const gm::Args& a);  // vector_tiles.cu
 void launch_warp_tiled(const gm::Args& a);         // warp_tiles.cu
-// warp-tiled's tile configurations, the default (tuned for sm_90) first: --config.
+// warp-tiled's tile configurations, the default (sm80) first: --config.
 extern const std::vector<gm::TileConfig> kWarpTileConfigs;
 
 }  // namespace ch19
