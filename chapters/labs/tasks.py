@@ -127,8 +127,8 @@ TASKS = [
                  "Count the n bytes of `in` into the 256 global counters hist[] (zeroed by the launcher). "
                  "Every thread of the grid takes bytes in a grid-stride loop.",
                  "Many threads hit the same bin at once: an atomic add, of `HistCount{1}`.")],
-         [Check("07_histogram_atomic_naive", ["global-atomic-2xsm", "global-atomic-full"], time_args=["--dist", "uniform", "--variant", "global-atomic-2xsm"],
-                grade_size=["--bytes", "2^28"])],
+         [Check("07_histogram_atomic_naive", ["global-atomic-2xsm", "global-atomic-full"],
+                time_args=["--dist", "uniform", "--variant", "global-atomic-2xsm"], grade_size=["--bytes", "2^28"])],
          size="--bytes", unit=256, small=["--bytes", "4099"], races=True, initcheck=True, tolerance=EXACT),
     Task("shared-privatized", "histogram", "A private histogram per block in shared memory",
          [Region("chapters/08_histogram_privatized/08_histogram_privatized.cu",
