@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "common/cp_async.cuh"
 #include "common/problems/gemm.h"
 
 // mma.sync.m16n8k16 on bf16 or fp16, bf16 wmma fragments and cp.async need sm_80. A build for
@@ -120,33 +121,11 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
 #endif
 }
 
-// cp.async: 16 bytes from global to shared memory without passing through registers (.cg:
-// cached in L2 only), finished later; src_bytes 0 reads nothing and writes 16 zero bytes.
-// commit closes a group of copies; wait<N> waits until at most N groups are in flight.
-__device__ __forceinline__ void cp_async16(void* shared, const void* global, int src_bytes) {
-#if CH20_SM80
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared)),
-               "l"(global), "r"(src_bytes)
-               : "memory");
-#else
-  __trap();
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() {
-#if CH20_SM80
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#else
-  __trap();
-#endif
-}
-template <int kInFlight>
-__device__ __forceinline__ void cp_async_wait() {
-#if CH20_SM80
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kInFlight) : "memory");
-#else
-  __trap();
-#endif
-}
+// cp.async (common/cp_async.cuh): 16 bytes from global to shared memory without passing
+// through registers, finished later, in groups.
+using sw::cp_async16;
+using sw::cp_async_commit;
+using sw::cp_async_wait;
 
 // --- writing C: the epilogue of every step -------------------------------------------------
 
