@@ -20,6 +20,9 @@
 //   warp-tiled         each warp owns a compact tile of C; two shared-memory stages, so the
 //                      next tile loads while this one is multiplied; tiles per GPU from
 //                      --config (warp_tiles.cu).
+//   cp-async           the tiles copied by cp.async (no registers on the way) into a ring of
+//                      four stages, three tiles in flight; the A tile swizzled, not
+//                      transposed; a tile 16 deep (cp_async_tiles.cu). Compute capability 8.0.
 //                cuBLAS's cublasSgemm (default math mode: no TF32) is the vendor row.
 // Checked:       every step at awkward shapes (1x1x1, 3x3x431, primes, one row or column,
 //                partial tiles on every side) against a double reference within the bound
@@ -29,7 +32,7 @@
 //                loads per FMA; the last ones: issue slots (an FMA per cycle per scheduler,
 //                and every other instruction takes one of those cycles).
 // Steps:         naive, coalesced, shared-tiles, register-1d, register-2d, vector-transposed,
-//                warp-tiled
+//                warp-tiled, cp-async
 // Run:           build/chapters/19_sgemm [--size 4096 | --m M --n N --k K]
 //                [--alpha A --beta B] [--variant warp-tiled] [--config sm80|sm90|sm75] [--json]
 //                build/chapters/19_sgemm --verify-only [--large | --m M --n N --k K]
@@ -134,6 +137,7 @@ const std::vector<gm::Step> kSteps = {
     {"register-2d", ch19::launch_register_2d},
     {"vector-transposed", ch19::launch_vector_transposed, {}, "step", gm::kVector},
     {"warp-tiled", ch19::launch_warp_tiled, {}, "step", gm::kVector | gm::kConfigurable},
+    {"cp-async", ch19::launch_cp_async, {}, "step", gm::kVector | gm::kNeedsSm80},
 };
 
 }  // namespace

@@ -67,11 +67,12 @@ inline dim3 tile_grid(const gm::Args& a, int tile_m, int tile_n) {
               static_cast<unsigned>(sw::ceil_div(a.m, tile_m)));
 }
 
-// --- the launchers of steps 4 to 7 -----------------------------------------------------------
+// --- the launchers of steps 4 to 8 -----------------------------------------------------------
 void launch_register_1d(const gm::Args& a);        // register_blocking.cu
 void launch_register_2d(const gm::Args& a);        // register_blocking.cu
 void launch_vector_transposed(const gm::Args& a);  // vector_tiles.cu
 void launch_warp_tiled(const gm::Args& a);         // warp_tiles.cu
+void launch_cp_async(const gm::Args& a);           // cp_async_tiles.cu
 // warp-tiled's tile configurations, the default (sm80) first: --config.
 extern const std::vector<gm::TileConfig> kWarpTileConfigs;
 

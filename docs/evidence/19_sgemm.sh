@@ -30,3 +30,4 @@ done
 for config in sm90 sm80 sm75; do
   run "warp-tiled $config" 'regex:sgemm_warp_tiled' --variant warp-tiled --config "$config"
 done
+run cp-async 'regex:sgemm_cp_async' --variant cp-async
