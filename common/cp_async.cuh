@@ -1,10 +1,10 @@
 // cp.async (compute capability 8.0): copies from global to shared memory that skip the
 // registers and finish later, in groups (chapters 19 and 20).
 //
-//   sw::cp_async16(shared, global, src_bytes)  16 bytes (.cg: cached in L2 only)
-//   sw::cp_async4(shared, global, src_bytes)   4 bytes (.ca), for rows that are not whole 16 bytes
-//   sw::cp_async_commit()                      closes a group of this thread's copies
-//   sw::cp_async_wait<N>()                     waits until at most N of its groups are in flight
+//   sw::cp_async<16>(shared, global, src_bytes)  16 bytes (.cg: cached in L2 only)
+//   sw::cp_async<4>(shared, global, src_bytes)   4 bytes (.ca), for rows not of whole 16 bytes
+//   sw::cp_async_commit()                        closes a group of this thread's copies
+//   sw::cp_async_wait<N>()                       waits until at most N of its groups are in flight
 //
 // src_bytes 0 reads nothing and writes zeros (a piece outside the matrix); the source
 // address must still be a valid one. A group's copies are visible to the other threads of
@@ -25,23 +25,19 @@
 
 namespace sw {
 
-__device__ __forceinline__ void cp_async16(void* shared, const void* global, int src_bytes) {
+template <int kBytes>
+__device__ __forceinline__ void cp_async(void* shared, const void* global, int src_bytes) {
+  static_assert(kBytes == 16 || kBytes == 4, "cp.async copies 16 bytes (.cg) or 4 (.ca) here");
 #if SW_CP_ASYNC
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
-                   static_cast<uint32_t>(__cvta_generic_to_shared(shared))),
-               "l"(global), "r"(src_bytes)
-               : "memory");
-#else
-  __trap();
-#endif
-}
-
-__device__ __forceinline__ void cp_async4(void* shared, const void* global, int src_bytes) {
-#if SW_CP_ASYNC
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(
-                   static_cast<uint32_t>(__cvta_generic_to_shared(shared))),
-               "l"(global), "r"(src_bytes)
-               : "memory");
+  const uint32_t to = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
+  if constexpr (kBytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(global),
+                 "r"(src_bytes)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(to), "l"(global),
+                 "r"(src_bytes)
+                 : "memory");
 #else
   __trap();
 #endif

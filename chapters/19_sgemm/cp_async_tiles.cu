@@ -59,12 +59,12 @@ __device__ __forceinline__ void copy4(float* to, const float* row_start, bool ro
                                       int cols, const float* any) {
   if constexpr (kVec) {
     const bool in = row_in && c < cols;
-    sw::cp_async16(to, in ? row_start + c : any, in ? 16 : 0);
+    sw::cp_async<16>(to, in ? row_start + c : any, in ? 16 : 0);
   } else {
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const bool in = row_in && c + j < cols;
-      sw::cp_async4(to + j, in ? row_start + c + j : any, in ? 4 : 0);
+      sw::cp_async<4>(to + j, in ? row_start + c + j : any, in ? 4 : 0);
     }
   }
 }

@@ -52,8 +52,8 @@ struct Copies {
 #pragma unroll
     for (int l = 0; l < S::kLoadsA; ++l) {
       const bool in = col_in && (a_rows_in >> l & 1u);
-      cp_async16(stage + a_to + l * kRowsA * S::kChunksA * kChunk, in ? a + p0 + l * a_apart : A,
-                 in ? 16 : 0);
+      cp_async<16>(stage + a_to + l * kRowsA * S::kChunksA * kChunk, in ? a + p0 + l * a_apart : A,
+                   in ? 16 : 0);
     }
   }
   // Tile `tile`'s chunks of B into `stage` (its B tile).
@@ -64,8 +64,8 @@ struct Copies {
 #pragma unroll
     for (int l = 0; l < S::kLoadsB; ++l) {
       const bool in = b_cols_in && p0 + b_row + l * kRowsB < k;
-      cp_async16(stage + S::kStageA + b_to + l * kRowsB * kChunksB * kChunk,
-                 in ? from + l * b_apart : B, in ? 16 : 0);
+      cp_async<16>(stage + S::kStageA + b_to + l * kRowsB * kChunksB * kChunk,
+                   in ? from + l * b_apart : B, in ? 16 : 0);
     }
   }
 };

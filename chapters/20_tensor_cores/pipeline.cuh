@@ -64,7 +64,7 @@ __device__ __forceinline__ void load_a(const uint16_t* A, uint16_t* as, int m, i
     const uint16_t* src = A + static_cast<int64_t>(row) * k;
     uint16_t* to = &as[a_at<S::kChunksA>(r, c)];
     if (vec)
-      cp_async16(to, row < m && col < k ? src + col : A, row < m && col < k ? 16 : 0);
+      cp_async<16>(to, row < m && col < k ? src + col : A, row < m && col < k ? 16 : 0);
     else
       *reinterpret_cast<uint4*>(to) = load8(src + p0, row < m, c * kChunk, k - p0, false);
   }
@@ -78,7 +78,8 @@ __device__ __forceinline__ void load_b(const uint16_t* B, uint16_t* bs, int n, i
     const int row = p0 + r, col = col0 + c * kChunk;
     const uint16_t* src = B + static_cast<int64_t>(row) * n;
     if (vec)
-      cp_async16(&bs[b_at(r, c)], row < k && col < n ? src + col : B, row < k && col < n ? 16 : 0);
+      cp_async<16>(&bs[b_at(r, c)], row < k && col < n ? src + col : B,
+                   row < k && col < n ? 16 : 0);
     else
       *reinterpret_cast<uint4*>(&bs[b_at(r, c)]) =
           load8(src + col0, row < k, c * kChunk, n - col0, false);

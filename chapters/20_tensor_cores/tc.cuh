@@ -123,7 +123,7 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
 
 // cp.async (common/cp_async.cuh): 16 bytes from global to shared memory without passing
 // through registers, finished later, in groups.
-using sw::cp_async16;
+using sw::cp_async;
 using sw::cp_async_commit;
 using sw::cp_async_wait;
 
