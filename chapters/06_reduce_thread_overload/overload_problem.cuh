@@ -7,6 +7,7 @@
 // and runs the lesson on the fastest step; --variant S times CUB and S alone.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -27,12 +28,13 @@ const std::vector<int> kSweep = {1, 2, 4, 8, 16, 32};  // blocks per SM measured
 constexpr int kOneStepBlocksPerSm = 16;  // --variant without --blocks-per-sm: past the knee
 constexpr int kRepeatRuns = 20;          // runs compared bit for bit
 
-// Blocks of reduce_overload resident per SM at this block size: one full wave,
-// the grid of --verify-only unless --blocks-per-sm says otherwise.
+// The grid of --verify-only: one full wave as the SM's thread and block limits allow,
+// a number of the GPU alone. The occupancy of the kernel as compiled (its registers)
+// would give another build of this chapter, a student's, other checks than the
+// reference's; the sum does not depend on the grid.
 inline int full_wave(int block) {
-  return sw::resident_blocks_per_sm(
-      rd::kernel_for_block(block, [](auto b) { return reduce_overload<b, Finish::kPartials>; }),
-      block);
+  const int by_threads = sw::device_attribute<cudaDevAttrMaxThreadsPerMultiProcessor>() / block;
+  return std::clamp(by_threads, 1, sw::device_attribute<cudaDevAttrMaxBlocksPerMultiprocessor>());
 }
 
 // The steps this GPU runs: where it (or the emulated GPU) lacks programmatic
