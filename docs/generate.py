@@ -277,6 +277,10 @@ def chapter_set(spec):
     return out
 
 
+# The record filters of select(), by which an expression's a., b., ... records are chosen.
+RECORD_FILTERS = ("chapter", "chapters", "role", "problem", "variant", "note", "n", "best")
+
+
 def select(records, attrs, default_roles=DEFAULT_ROLES):
     chapters = chapter_set(attrs.get("chapter", attrs.get("chapters", ""))) if (
         "chapter" in attrs or "chapters" in attrs) else None
@@ -756,6 +760,10 @@ def evaluate(attrs, data, named=None):
     names = {}
     for p in ("a", "b", "c", "d", "e", "f"):
         sub = {k[len(p) + 1:]: v for k, v in attrs.items() if k.startswith(p + ".")}
+        unknown = [k for k in sub if k not in RECORD_FILTERS and not k.startswith("extra.")]
+        if unknown:  # select() would pass over them: a.gpu= once chose the primary GPU's record unseen
+            raise Failure(f"record {p}. has no filter {unknown[0]!r} (filters: {', '.join(RECORD_FILTERS)}, "
+                          "extra.*; one GPU per marker: gpu=)")
         if sub:
             names[p] = Rec(pick_one(data, sub, f"record {p}."), p, data)
 

@@ -669,6 +669,8 @@ PLANTED = [
     ("one cause", None,
      f"{V.format('launch', 'ms_median', 'as=t1 ')} ms and {V.format('sync', 'ms_median', 'as=t3 ')} ms: "
      f"the time goes to {PICK.format('t1', 't3', 'sync')}.\n"),
+    ("record filter", "record a. has no filter 'gpu'",  # it once read the primary GPU's record unseen
+     f"`v2` over `v1` on the H100: {RATIO.replace('a.chapter=99', 'a.gpu=nvidia-h100 a.chapter=99').format('')}.\n"),
     ("dash", "\"—\" explained without its one meaning",
      'In the table, "—" means not this GPU\'s fastest.\n'),
     ("dash", "a table cell reads 'n/a'",
