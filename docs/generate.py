@@ -880,7 +880,8 @@ def parse_evidence(file):
 
     Two layouts: tables whose header starts 'variant |' (under '== ...' sections), and
     Nsight Compute's default output, whose blocks start at a '## name' heading or at a
-    kernel line ('  void ns::kernel<...>(...) (grid)x(block), ...').
+    kernel line ('  void ns::kernel<...>(...) (grid)x(block), ...'; an anonymous namespace
+    prints as 'unnamed>::').
     """
     if file in _EVIDENCE:
         return _EVIDENCE[file]
@@ -908,7 +909,7 @@ def parse_evidence(file):
                     row.update({h: c for h, c in zip(header[1:], cells[1:])})
                     rows.append(row)
                 continue
-            m = re.match(r"^\s+(?:void )?(?:(?:\w+|<unnamed>)::)*(\w+)(?:<.*?>)?\(.*\) \(\d+, \d+, \d+\)x\(", s)
+            m = re.match(r"^\s+(?:void )?(?:(?:\w+|<?unnamed>)::)*(\w+)(?:<.*?>)?\(.*\) \(\d+, \d+, \d+\)x\(", s)
             if m:
                 name = heading or m.group(1)
                 idx = count.get((section, name), 0)
