@@ -69,6 +69,13 @@ def usage_error(message):
     sys.exit(2)
 
 
+def first_words(detail, limit=300):
+    """A failing task's detail for the progress line: its first line, cut at `limit`
+    characters (the report keeps it whole)."""
+    line = detail.strip().split("\n")[0]
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
 def parse_part(text):
     """--part i/k: (i, k), 1 <= i <= k; none: (1, 1)."""
     if not text:
@@ -360,7 +367,9 @@ class Grader:
                         results[(other.name, t.id)] = copy
                         self.same_code[(other.name, t.id)] = (sub.name, task.id)
                     print(f"  checked {sub.name}/{task.id}: {res.status} ({time.monotonic() - start:.0f} s)"
-                          + (f", the same code as {len(members) - 1} more" if len(members) > 1 else ""), flush=True)
+                          + (f", the same code as {len(members) - 1} more" if len(members) > 1 else "")
+                          + (f": {first_words(res.detail)}" if res.status != "PASS" and res.detail else ""),
+                          flush=True)
         return results
 
     def known_without_running(self, sub, task):

@@ -531,6 +531,27 @@ def check_requirements():
            "self-test: the tasks that need a failing task are expected NOT_RUN")
 
 
+def check_run_log(tmp):
+    """LAB_RUN_LOG: a line per program run (seconds, exit code, command), and the program
+    does not see the variable."""
+    from labkit import runner
+    log = Path(tmp) / "runs.log"
+    before = os.environ.get("LAB_RUN_LOG")
+    os.environ["LAB_RUN_LOG"] = str(log)
+    try:
+        r = runner.run([sys.executable, "-c", "import os, sys; print('LAB_RUN_LOG' in os.environ); sys.exit(3)"],
+                       30)
+    finally:
+        if before is None:
+            os.environ.pop("LAB_RUN_LOG", None)
+        else:
+            os.environ["LAB_RUN_LOG"] = before
+    lines = log.read_text().splitlines() if log.exists() else []
+    expect(len(lines) == 1 and " exit 3 " in lines[0] and sys.executable in lines[0],
+           f"LAB_RUN_LOG: one line with the exit code and the command (got {lines})")
+    expect(r.out.strip() == "False", f"LAB_RUN_LOG is not passed to the program run (it printed {r.out.strip()!r})")
+
+
 def check_sanitizer_verdict():
     """The sanitizer stage fails a task on its own steps only: a run whose exit code is 1
     because another task's check failed beside --variant passes (the scan self-test on an
@@ -784,6 +805,7 @@ def check_standin(tmp):
         catalogue_documented()
         check_requirements()
         check_sanitizer_verdict()
+        check_run_log(tmp)
         check_build_error_without_file()
         check_static_declaration(tmp)
         check_untimed_selftest(tmp)

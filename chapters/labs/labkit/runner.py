@@ -4,10 +4,15 @@ run, the output capped, the JSON records read back, and (when grading) a sandbox
     r = run([exe, "--verify-only", "--json"], timeout=120)
     r.checks      -> [Check(what, ok, detail)] from the program's "check" records
     r.summary     -> {"checks": N, "failed": M} or None if the program ended before it
+
+LAB_RUN_LOG=<file> in the environment appends a line per run to that file (its seconds,
+exit code and command), where an instructor sees what a slow grade spends its time on;
+the programs run do not see the variable.
 """
 import ctypes
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -63,6 +68,7 @@ def run(cmd, timeout, env=None, cwd=None, sandbox=None):
     limit the whole group is killed. Keeps the first OUTPUT_CAP bytes of
     stdout+stderr and counts the rest."""
     full_env = dict(os.environ, **(env or {}))
+    full_env.pop("LAB_RUN_LOG", None)
     argv = sandbox.wrap(cmd) if sandbox else list(cmd)
     start = time.monotonic()
     try:
@@ -94,8 +100,24 @@ def run(cmd, timeout, env=None, cwd=None, sandbox=None):
         pass
     p.wait()
     t.join(timeout=5)
-    return Run(list(cmd), p.returncode, kept.decode(errors="replace"), timed_out, timeout, time.monotonic() - start,
-               dropped[0]).parse()
+    r = Run(list(cmd), p.returncode, kept.decode(errors="replace"), timed_out, timeout, time.monotonic() - start,
+            dropped[0]).parse()
+    log_run(r)
+    return r
+
+
+_RUN_LOG_LOCK = threading.Lock()
+
+
+def log_run(r):
+    """One line for LAB_RUN_LOG, if set: seconds, exit code (TIMEOUT past the limit), command."""
+    path = os.environ.get("LAB_RUN_LOG")
+    if not path:
+        return
+    line = (f"{r.elapsed:8.1f} s  exit {r.code}{' TIMEOUT' if r.timed_out else ''}  "
+            f"{' '.join(shlex.quote(str(c)) for c in r.cmd)}\n")
+    with _RUN_LOG_LOCK, open(path, "a") as f:
+        f.write(line)
 
 
 # --- is there a GPU? ----------------------------------------------------------------------------
