@@ -337,7 +337,13 @@ class Grader:
                                 rules="rules" not in self.off(sub.name),
                                 trusted=lambda ch: self.ref_bin / ch, dumps=str(self.dumps),
                                 trusted_sandbox=self.sandbox(self.ref_bin, sub.name))
-            return item, check_task(task, sub, lambda ch: bin_dir / ch, settings, built=built)
+            kept = self.stored(sub, task, "checked")
+            if kept:
+                print(f"  resumed {sub.name}/{task.id}: {kept.status} (checked by an earlier run)", flush=True)
+                return item, kept
+            res = check_task(task, sub, lambda ch: bin_dir / ch, settings, built=built)
+            self.store(sub, task, "checked", res)
+            return item, res
 
         # Submissions whose code for a task is the same (every region its checks compile,
         # the same defences) get one run of the checks: a self-test's packs share the
@@ -385,6 +391,57 @@ class Grader:
                           detail=f"needs {', '.join(task.requires)} to pass first, since its checks run that code "
                                  f"too ({why})")
 
+    # --- results kept for --resume ----------------------------------------------------------
+    # Every task's checks, and every task's timing, once done, are written to
+    # <out>/checked/<student>--<task>.<stage>.json with a key: the task's code (code_key),
+    # the settings that change a verdict, a digest of the tree that grades (the chapters,
+    # common/, the build files, the grader itself) and the GPU. --resume takes a stored
+    # result whose key matches instead of running it again; anything else runs.
+
+    def tree_digest(self):
+        if not hasattr(self, "_tree_digest"):
+            h = hashlib.sha256()
+            files = [ROOT / "meson.build", ROOT / "meson.options"] + sorted(
+                f for d in ("chapters", "common") for f in (ROOT / d).rglob("*")
+                if f.is_file() and "__pycache__" not in f.parts)
+            for f in files:
+                if f.is_file():
+                    h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
+            self._tree_digest = h.hexdigest()
+        return self._tree_digest
+
+    def stored_key(self, sub, task, stage):
+        settings = [stage, self.a.seed, self.hidden_digest, not self.a.no_sanitizer, self.a.timeout,
+                    self.a.rounds if stage == "timed" else None, self.a.gpu_arch, self.versions]
+        text = json.dumps([self.code_key(sub, task), settings, self.tree_digest()], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def stored_path(self, sub, task, stage):
+        return self.out / "checked" / f"{sub.name}--{task.id}.{stage}.json"
+
+    def store(self, sub, task, stage, res):
+        path = self.stored_path(sub, task, stage)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"key": self.stored_key(sub, task, stage), "result": asdict(res)}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1) + "\n")
+        os.replace(tmp, path)  # whole or absent: a run cut short leaves no half-written result
+
+    def stored(self, sub, task, stage):
+        """The result kept for this task and stage, if --resume and its key matches; else None."""
+        path = self.stored_path(sub, task, stage)
+        if not getattr(self.a, "resume", False) or not path.is_file():
+            return None
+        try:
+            data = json.loads(path.read_text())
+        except ValueError:
+            return None
+        if data.get("key") != self.stored_key(sub, task, stage):
+            return None
+        fields = dict(data["result"])
+        fields["findings"] = [static.Finding(**f) for f in fields.get("findings", [])]
+        return TaskResult(**fields)
+
     def code_key(self, sub, task):
         """What a task's checks depend on in a submission: every region body in the
         files its chapters compile (its own, those of the tasks it requires, and other
@@ -418,6 +475,13 @@ class Grader:
                 if first and first != (sub.name, task.id) and first in timed_speed:
                     res.speed = dict(timed_speed[first])  # the same code, timed once
                     continue
+                kept = self.stored(sub, task, "timed")
+                if kept:
+                    res.status, res.detail, res.speed = kept.status, kept.detail, kept.speed
+                    print(f"  resumed timing {sub.name}/{task.id}: {res.status} (timed by an earlier run)", flush=True)
+                    if res.status == "PASS" and res.speed:
+                        timed_speed[(sub.name, task.id)] = res.speed
+                    continue
                 c = task.checks[0]
                 settings = Settings(seed=self.a.seed, sandbox=self.sandbox(bin_dir, sub.name))
                 ref_settings = Settings(seed=self.a.seed, sandbox=self.sandbox(self.ref_bin))
@@ -440,6 +504,7 @@ class Grader:
                 print(f"  timed {sub.name}/{task.id}: {res.status} {statistics.median(gbps) if gbps else 0:.0f} GB/s, "
                       f"ratios {[round(x, 3) for x in ratios]}", flush=True)
                 if res.status != "PASS" or not gbps:
+                    self.store(sub, task, "timed", res)
                     continue
                 res.speed = {"median_ms": statistics.median(ms), "gbps": statistics.median(gbps),
                              "pct_of_copy": rec.get("pct_of_copy"), "clocks": f"{before} / {clocks()}"}
@@ -449,6 +514,7 @@ class Grader:
                                      speed_band="at reference" if ratio >= 0.9 else "within 2x" if ratio >= 0.5
                                      else "below half")
                 timed_speed[(sub.name, task.id)] = res.speed
+                self.store(sub, task, "timed", res)
 
     def run(self):
         subs_dir = Path(self.a.submissions)
@@ -577,6 +643,9 @@ def add_arguments(s):
     s.add_argument("--timeout", type=int, default=RUN_TIMEOUT, help="seconds per program run")
     s.add_argument("--no-reuse", action="store_true",
                    help="check every submission's tasks even where their code is the same as another's")
+    s.add_argument("--resume", action="store_true",
+                   help="reuse the results an earlier run left in <out>/checked/ where the code, the settings, "
+                        "the tree and the GPU are the same: a grade cut short goes on where it stopped")
     s.add_argument("--without", action="append", choices=DEFENCES,
                    help="switch a defence off (the self-test proves each defence alone)")
 

@@ -227,7 +227,7 @@ def grade_args(a, subs, out, **more):
     ns = Namespace(track=a.track, submissions=str(subs), out=str(out), hidden=a.hidden, seed=a.seed, jobs=a.jobs,
                    parallel=a.parallel, rounds=a.rounds, gpu_arch=a.gpu_arch, no_sanitizer=False,
                    no_timing=a.no_timing, timing_for=None, keep_work=False, timeout=a.timeout, without=None,
-                   no_reuse=False)
+                   no_reuse=False, resume=getattr(a, "resume", False))
     for k, v in more.items():
         setattr(ns, k, v)
     return ns
@@ -344,6 +344,9 @@ def add_arguments(s):
     s.add_argument("--no-sanitizer", action="store_true", help="(stability) leave the sanitizers out")
     s.add_argument("--part", help="i/k: grade the submissions (or, with --stability, the copies) i, i + k, ... "
                                   "only, e.g. one part per GPU or per run")
+    s.add_argument("--resume", action="store_true",
+                   help="reuse the results an earlier run with the same --out left (grade --resume): a self-test "
+                        "cut short goes on where it stopped")
     s.add_argument("--merge", nargs="+", metavar="DIR",
                    help="join the parts' grade sheets (their --out folders) into --out, and compare (or, with "
                         "--stability, sum up)")

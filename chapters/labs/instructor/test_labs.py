@@ -357,6 +357,8 @@ def grader_on_standin(tmp):
                "standin: two hidden seeds give different data")
     with timed("standin: grade in parts"):
         grade_in_parts(work, hidden)
+    with timed("standin: grade --resume"):
+        grade_resumed(work, hidden)
     with timed("standin: a class"):
         grade_a_class(work, hidden)
     expect(check.STATUSES == ["PASS", "FAIL", "NOT_IMPLEMENTED", "BUILD_FAIL", "CRASH", "TIMEOUT", "SANITIZER",
@@ -366,6 +368,42 @@ def grader_on_standin(tmp):
     st, _ = check.sanitize(T.task("shared-tree"), [], check.Settings())
     check.find_sanitizer = real
     expect(st == "SANITIZER_UNAVAILABLE", "without compute-sanitizer the stage says SANITIZER_UNAVAILABLE, never PASS")
+
+
+def grade_resumed(work, hidden):
+    """grade --resume takes the results an earlier run left in <out>/checked/ (the sheet
+    unchanged), and checks again a task whose code changed or whose stored key does not
+    match; without --resume nothing is taken."""
+    few, whole = work / "few", work / "part-whole"  # grade_in_parts's submissions and sheet
+    lab = [sys.executable, str(LABS / "lab.py"), "grade", "standin"]
+    common = ["--hidden", str(hidden), "--no-timing", "--timeout", "10"]
+    keys = ("student", "task", "status", "public_passed", "public_total", "hidden_passed", "hidden_total")
+    sheet = lambda d: [{k: r[k] for k in keys} for r in csv.DictReader(open(d / "grades.csv"))]  # noqa: E731
+    stored = sorted(p.name for p in (whole / "checked").glob("*.checked.json"))
+    expect("reference--standin-sum.checked.json" in stored, f"grade keeps each checked task's result ({stored})")
+    again = work / "resumed"
+    shutil.copytree(whole, again)
+    r = subprocess.run(lab + [str(few), "--out", str(again), "--resume"] + common, capture_output=True, text=True)
+    resumed = [x for x in r.stdout.splitlines() if x.strip().startswith("resumed ")]
+    expect(r.returncode == 0 and len(resumed) == len(stored) and sheet(again) == sheet(whole),
+           f"grade --resume takes every stored result and writes the same sheet ({len(resumed)} of {len(stored)})")
+    changed = work / "few-changed"
+    shutil.copytree(few, changed)
+    region = T.task("standin-sum").regions[0].file
+    lines = (changed / "reference" / region).read_text().split("\n")
+    begin = next(b for t, b, e, _ in regions.find_regions(lines) if t == "standin-sum")
+    lines.insert(begin + 1, "  // a change to the region: its stored result no longer applies")
+    (changed / "reference" / region).write_text("\n".join(lines))
+    tampered = next(n for n in stored if not n.startswith("reference--"))
+    data = json.loads((again / "checked" / tampered).read_text())
+    (again / "checked" / tampered).write_text(json.dumps(dict(data, key="0" * 64)))
+    r = subprocess.run(lab + [str(changed), "--out", str(again), "--resume"] + common, capture_output=True, text=True)
+    resumed = {x.split()[1].split("/")[0] for x in r.stdout.splitlines() if x.strip().startswith("resumed ")}
+    expect(r.returncode == 0 and "reference" not in resumed and tampered.split("--")[0] not in resumed,
+           f"grade --resume checks again a changed region and a stored result whose key does not match "
+           f"(resumed: {sorted(resumed)})")
+    r = subprocess.run(lab + [str(few), "--out", str(again)] + common, capture_output=True, text=True)
+    expect(r.returncode == 0 and "resumed " not in r.stdout, "without --resume no stored result is taken")
 
 
 def grade_in_parts(work, hidden):
@@ -491,9 +529,12 @@ def check_requirements():
              ("stub-scan", "warp-scan"): "NOT_IMPLEMENTED"}
     ran = []
     g = G.Grader.__new__(G.Grader)
-    g.a = Namespace(seed=1, timeout=5, no_sanitizer=True, parallel=2, hidden=None)
+    g.a = Namespace(seed=1, timeout=5, no_sanitizer=True, parallel=2, hidden=None, rounds=1, gpu_arch=None,
+                    resume=False)
     g.tasks, g.reuse, g.same_code, g.without, g.without_for, g.hidden = tasks, False, {}, set(), {}, None
+    g.hidden_digest, g.versions = None, {}
     g.work = Path(tempfile.mkdtemp(prefix="labs-req-"))
+    g.out = g.work / "out"  # where each checked task's result is kept (grade --resume)
     g.ref_bin = g.work / "reference-bin"  # where build_all puts the reference programs
     subs = [Path(n) for n in ("all-pass", "broken-scan", "slow-lookback", "stub-scan")]
     g.builds = {s.name: ({"warp-scan": ("NOT_IMPLEMENTED", "stub")} if s.name == "stub-scan" else {},
