@@ -394,8 +394,8 @@ class Grader:
     # --- results kept for --resume ----------------------------------------------------------
     # Every task's checks, and every task's timing, once done, are written to
     # <out>/checked/<student>--<task>.<stage>.json with a key: the task's code (code_key),
-    # the settings that change a verdict, a digest of the tree that grades (the chapters,
-    # common/, the build files, the grader itself) and the GPU. --resume takes a stored
+    # the settings that change a verdict (the sandbox's presence among them), a digest of the
+    # tree that grades (the chapters, common/, the build files, the grader itself) and the GPU. --resume takes a stored
     # result whose key matches instead of running it again; anything else runs.
 
     def tree_digest(self):
@@ -412,7 +412,8 @@ class Grader:
 
     def stored_key(self, sub, task, stage):
         settings = [stage, self.a.seed, self.hidden_digest, not self.a.no_sanitizer, self.a.timeout,
-                    self.a.rounds if stage == "timed" else None, self.a.gpu_arch, self.versions]
+                    self.a.rounds if stage == "timed" else None, self.a.gpu_arch, self.versions,
+                    self.sandbox_note(sub.name)]
         text = json.dumps([self.code_key(sub, task), settings, self.tree_digest()], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
