@@ -320,6 +320,7 @@ class Grader:
         results = {}
         self.dumps = self.work / "dumps"  # a fresh folder per checked run, removed after its verdict
         self.dumps.mkdir(exist_ok=True)
+        self.tree_digest()  # for the stored results' keys, once, before the threads
 
         def one(item):
             sub, task = item
@@ -393,12 +394,14 @@ class Grader:
 
     # --- results kept for --resume ----------------------------------------------------------
     # Every task's checks, and every task's timing, once done, are written to
-    # <out>/checked/<student>--<task>.<stage>.json with a key: the task's code (code_key),
-    # the settings that change a verdict (the sandbox's presence among them), a digest of the
-    # tree that grades (the chapters, common/, the build files, the grader itself) and the GPU. --resume takes a stored
-    # result whose key matches instead of running it again; anything else runs.
+    # <out>/checked/<student>--<task>.<stage>.json with a key: the task's code and the
+    # defences off (code_key), the settings that change a verdict (whether bubblewrap runs
+    # here among them), a digest of the tree that grades (the chapters, common/, the build
+    # files, the grader itself) and the GPU. --resume takes a stored result whose key
+    # matches instead of running it again; anything else runs.
 
     def tree_digest(self):
+        """Computed once (check_all asks before its threads start)."""
         if not hasattr(self, "_tree_digest"):
             h = hashlib.sha256()
             files = [ROOT / "meson.build", ROOT / "meson.options"] + sorted(
@@ -411,9 +414,10 @@ class Grader:
         return self._tree_digest
 
     def stored_key(self, sub, task, stage):
+        if not hasattr(self, "_bwrap_runs"):
+            self._bwrap_runs = Sandbox().available  # one probe, not one per stored result
         settings = [stage, self.a.seed, self.hidden_digest, not self.a.no_sanitizer, self.a.timeout,
-                    self.a.rounds if stage == "timed" else None, self.a.gpu_arch, self.versions,
-                    self.sandbox_note(sub.name)]
+                    self.a.rounds if stage == "timed" else None, self.a.gpu_arch, self.versions, self._bwrap_runs]
         text = json.dumps([self.code_key(sub, task), settings, self.tree_digest()], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -435,13 +439,13 @@ class Grader:
             return None
         try:
             data = json.loads(path.read_text())
-        except ValueError:
+            if data.get("key") != self.stored_key(sub, task, stage):
+                return None
+            fields = dict(data["result"])
+            fields["findings"] = [static.Finding(**f) for f in fields.get("findings", [])]
+            return TaskResult(**fields)
+        except (ValueError, KeyError, TypeError):  # unreadable, or written by another version: run it
             return None
-        if data.get("key") != self.stored_key(sub, task, stage):
-            return None
-        fields = dict(data["result"])
-        fields["findings"] = [static.Finding(**f) for f in fields.get("findings", [])]
-        return TaskResult(**fields)
 
     def code_key(self, sub, task):
         """What a task's checks depend on in a submission: every region body in the
