@@ -250,9 +250,13 @@ TASKS += [
                  "read_status: read a status word with one relaxed atomic load at device scope and split it "
                  "into its flag and its value.",
                  "One load: two would let a publication land between them.", stub="return {kInclusive, 0};")],
-         [Check("16_scan", ["lookback-vec", "decoupled-lookback", "chained", "status-protocol"],
-                time_args=["--variant", "lookback-vec", "--type", "u32"], grade_size=["--n", "2^27"]),
-          Check("17_stream_compaction", ["one-pass"])],
+         # One step a run: a run of every step dumped 4 GB at 2^24 + 3 elements (chapter 17:
+         # 2 GB), against 0.27 GB for one (docs/runs/evidence/labs_scan_run_costs.txt).
+         [Check("16_scan", ["lookback-vec", "status-protocol"], args=["--variant", "lookback-vec"],
+                time_args=["--type", "u32"], grade_size=["--n", "2^27"]),
+          Check("16_scan", ["decoupled-lookback"], args=["--variant", "decoupled-lookback"]),
+          Check("16_scan", ["chained"], args=["--variant", "chained"]),
+          Check("17_stream_compaction", ["one-pass"], args=["--variant", "one-pass"])],
          size="--n", unit=2048, small=["--n", "1000", "--tile-rows", "1", "--block", "32"], races=True,
          requires=["warp-scan"], tolerance=SCAN_TOLERANCE),
     Task("digit-scatter", "scan", "A stable rank for the radix sort's scatter",
@@ -264,8 +268,11 @@ TASKS += [
                  "The lanes with my digit: the AND over the 8 digit bits of (bit set ? ballot : ~ballot). "
                  "Then `__ffs`, `__popc`, `__shfl_sync`, and a `__syncwarp` before the next row reads `counts`.",
                  stub="return 0;")],
-         [Check("18_radix_sort", ["onesweep", "three-kernel"], time_args=["--variant", "onesweep", "--sort", "keys"],
-                grade_size=["--n", "2^27"])],
+         # One step a run: every step's run dumped 10 GB at 2^24 + 3 keys and its racecheck at
+         # 5,000 keys ran past 150 s; one step's dump is 1 GB.
+         [Check("18_radix_sort", ["onesweep"], args=["--variant", "onesweep"], time_args=["--sort", "keys"],
+                grade_size=["--n", "2^27"]),
+          Check("18_radix_sort", ["three-kernel"], args=["--variant", "three-kernel"])],
          size="--n", unit=4096, small=["--n", "5000"], races=True, requires=["warp-scan", "lookback"],
          tolerance="exact: every key (and value, its index in the input) equal to a stable sort's on the CPU"),
 ]
