@@ -192,6 +192,7 @@ class Grader:
         (self.out / "logs").mkdir(parents=True, exist_ok=True)
         self.work = Path(tempfile.mkdtemp(prefix="lab-grade-"))
         self.versions = tool_versions()
+        self.settled = set()  # --resume: submissions whose stored results settle every task (not built)
 
     def off(self, sub_name):
         return self.without | set(self.without_for.get(sub_name, ()))
@@ -324,25 +325,27 @@ class Grader:
 
         def one(item):
             sub, task = item
-            early, built = self.builds[sub.name]
-            res = TaskResult(task.id, sources=regions.sources_digest(sub, task), seed=self.a.seed)
-            if task.id in early:
-                return item, res.fail(*early[task.id])
-            for c in task.checks:
-                ok, why = built.get(c.chapter, (False, "not built"))
-                if not ok:
-                    return item, res.fail("BUILD_FAIL", why)
-            bin_dir = self.work / "subs" / sub.name / "bin"
-            settings = Settings(seed=self.a.seed, timeout=self.a.timeout, sanitizer=not self.a.no_sanitizer,
-                                hidden=self.hidden, sandbox=self.sandbox(bin_dir, sub.name),
-                                rules="rules" not in self.off(sub.name),
-                                trusted=lambda ch: self.ref_bin / ch, dumps=str(self.dumps),
-                                trusted_sandbox=self.sandbox(self.ref_bin, sub.name))
             kept = self.stored(sub, task, "checked")
             if kept:
                 print(f"  resumed {sub.name}/{task.id}: {kept.status} (checked by an earlier run)", flush=True)
                 return item, kept
-            res = check_task(task, sub, lambda ch: bin_dir / ch, settings, built=built)
+            early, built = self.builds[sub.name]
+            res = TaskResult(task.id, sources=regions.sources_digest(sub, task), seed=self.a.seed)
+            if task.id in early:
+                res.fail(*early[task.id])
+            for c in task.checks if res.status == "NOT_RUN" else []:
+                ok, why = built.get(c.chapter, (False, "not built"))
+                if not ok:
+                    res.fail("BUILD_FAIL", why)
+                    break
+            if res.status == "NOT_RUN":
+                bin_dir = self.work / "subs" / sub.name / "bin"
+                settings = Settings(seed=self.a.seed, timeout=self.a.timeout, sanitizer=not self.a.no_sanitizer,
+                                    hidden=self.hidden, sandbox=self.sandbox(bin_dir, sub.name),
+                                    rules="rules" not in self.off(sub.name),
+                                    trusted=lambda ch: self.ref_bin / ch, dumps=str(self.dumps),
+                                    trusted_sandbox=self.sandbox(self.ref_bin, sub.name))
+                res = check_task(task, sub, lambda ch: bin_dir / ch, settings, built=built)
             self.store(sub, task, "checked", res)
             return item, res
 
@@ -373,6 +376,8 @@ class Grader:
                         copy = dataclasses.replace(res, sources=regions.sources_digest(other, t))
                         results[(other.name, t.id)] = copy
                         self.same_code[(other.name, t.id)] = (sub.name, task.id)
+                        if other is not sub:  # kept for --resume as the first member's is
+                            self.store(other, t, "checked", copy)
                     print(f"  checked {sub.name}/{task.id}: {res.status} ({time.monotonic() - start:.0f} s)"
                           + (f", the same code as {len(members) - 1} more" if len(members) > 1 else "")
                           + (f": {first_words(res.detail)}" if res.status != "PASS" and res.detail else ""),
@@ -382,6 +387,8 @@ class Grader:
     def known_without_running(self, sub, task):
         """Whether the task's status is settled before any run: a stub, a static finding,
         or a chapter of its checks that did not build."""
+        if sub.name in self.settled:  # not built: what its stored results say
+            return self.stored(sub, task, "checked") is not None
         early, built = self.builds[sub.name]
         return task.id in early or any(not built.get(c.chapter, (False,))[0] for c in task.checks)
 
@@ -465,10 +472,29 @@ class Grader:
         text = json.dumps([task.id, bodies, sorted(self.off(sub.name))], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
+    def timed(self, sub):
+        return not self.a.no_timing and (not self.a.timing_for or sub.name in self.a.timing_for.split(","))
+
+    def all_stored(self, sub):
+        """Whether --resume finds every task of this submission settled: a stored check for
+        each task whose required tasks passed (the others are NOT_RUN without a run), and a
+        stored timing for each that passed where timing is asked."""
+        if not getattr(self.a, "resume", False):
+            return False
+        status = {}
+        for task in sorted(self.tasks, key=task_level):
+            if any(status.get(req) != "PASS" for req in task.requires):
+                status[task.id] = "NOT_RUN"
+                continue
+            kept = self.stored(sub, task, "checked")
+            if kept is None or (kept.status == "PASS" and self.timed(sub) and not self.stored(sub, task, "timed")):
+                return False
+            status[task.id] = kept.status
+        return True
+
     def time_all(self, subs, results):
         """The speed of every passing task, the reference and the submission in turns."""
-        timed = [s for s in subs if not self.a.no_timing and (not self.a.timing_for or
-                                                              s.name in self.a.timing_for.split(","))]
+        timed = [s for s in subs if self.timed(s)]
         timed_speed = {}
         for sub in timed:
             bin_dir = self.work / "subs" / sub.name / "bin"
@@ -479,6 +505,7 @@ class Grader:
                 first = self.same_code.get((sub.name, task.id))
                 if first and first != (sub.name, task.id) and first in timed_speed:
                     res.speed = dict(timed_speed[first])  # the same code, timed once
+                    self.store(sub, task, "timed", res)
                     continue
                 kept = self.stored(sub, task, "timed")
                 if kept:
@@ -532,7 +559,15 @@ class Grader:
         if parts > 1:  # every k-th submission in name order: one part per GPU, side by side
             print(f"part {part}/{parts}: {len(subs[part - 1::parts])} of {len(subs)} submissions", flush=True)
             subs = subs[part - 1::parts]
-        self.build_all(subs)
+        # --resume: a submission whose every task a stored result settles is not built again
+        # (a scan submission's build is about 3 CPU-minutes).
+        self.settled = {s.name for s in subs if self.all_stored(s)}
+        if self.settled:
+            print(f"resumed: {len(self.settled)} of {len(subs)} submissions settled by stored results, not built again",
+                  flush=True)
+        self.build_all([s for s in subs if s.name not in self.settled])
+        for name in self.settled:
+            self.builds[name] = ({}, {})
         results = self.check_all(subs)
         self.time_all(subs, results)
         if self.hidden_digest and file_digest(self.a.hidden) != self.hidden_digest:

@@ -387,6 +387,9 @@ def grade_resumed(work, hidden):
     resumed = [x for x in r.stdout.splitlines() if x.strip().startswith("resumed ")]
     expect(r.returncode == 0 and len(resumed) == len(stored) and sheet(again) == sheet(whole),
            f"grade --resume takes every stored result and writes the same sheet ({len(resumed)} of {len(stored)})")
+    subs = len([p for p in few.iterdir() if p.is_dir()])
+    expect(f"resumed: {subs} of {subs} submissions settled by stored results, not built again" in r.stdout,
+           f"grade --resume builds no submission whose every task is stored ({check.first_line(r.stdout, 'resumed:')})")
     changed = work / "few-changed"
     shutil.copytree(few, changed)
     region = T.task("standin-sum").regions[0].file
@@ -402,6 +405,8 @@ def grade_resumed(work, hidden):
     expect(r.returncode == 0 and "reference" not in resumed and tampered.split("--")[0] not in resumed,
            f"grade --resume checks again a changed region and a stored result whose key does not match "
            f"(resumed: {sorted(resumed)})")
+    expect(f"resumed: {subs - 2} of {subs} submissions settled" in r.stdout,
+           f"grade --resume builds exactly the submissions it must check again ({check.first_line(r.stdout, 'resumed:')})")
     r = subprocess.run(lab + [str(few), "--out", str(again)] + common, capture_output=True, text=True)
     expect(r.returncode == 0 and "resumed " not in r.stdout, "without --resume no stored result is taken")
 
@@ -532,7 +537,7 @@ def check_requirements():
     g.a = Namespace(seed=1, timeout=5, no_sanitizer=True, parallel=2, hidden=None, rounds=1, gpu_arch=None,
                     resume=False)
     g.tasks, g.reuse, g.same_code, g.without, g.without_for, g.hidden = tasks, False, {}, set(), {}, None
-    g.hidden_digest, g.versions = None, {}
+    g.hidden_digest, g.versions, g.settled = None, {}, set()
     g.work = Path(tempfile.mkdtemp(prefix="labs-req-"))
     g.out = g.work / "out"  # where each checked task's result is kept (grade --resume)
     g.ref_bin = g.work / "reference-bin"  # where build_all puts the reference programs
@@ -548,6 +553,15 @@ def check_requirements():
     G.check_task, G.regions.sources_digest = fake_check, lambda sub, task: []
     try:
         got = {(s, t): r.status for (s, t), r in g.check_all(subs).items()}
+        # --resume over what that run stored: every submission settled (a NOT_RUN task needs no
+        # stored result), none built, none checked again, the same statuses
+        g.a.resume, g.a.no_timing, before = True, True, len(ran)
+        g.settled = {s.name for s in subs if g.all_stored(s)}
+        g.builds = {s.name: ({}, {}) for s in subs}
+        again = {(s, t): r.status for (s, t), r in g.check_all(subs).items()}
+        expect(g.settled == {s.name for s in subs} and again == got and len(ran) == before,
+               f"grade --resume: stored results settle every submission, NOT_RUN tasks included, and nothing runs "
+               f"again (settled {sorted(g.settled)}, {len(ran) - before} runs)")
     finally:
         G.check_task, G.regions.sources_digest = real_check, real_digest
         shutil.rmtree(g.work, ignore_errors=True)
