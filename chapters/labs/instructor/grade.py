@@ -331,14 +331,12 @@ class Grader:
                 return item, kept
             early, built = self.builds[sub.name]
             res = TaskResult(task.id, sources=regions.sources_digest(sub, task), seed=self.a.seed)
+            unbuilt = [why for ok, why in (built.get(c.chapter, (False, "not built")) for c in task.checks) if not ok]
             if task.id in early:
                 res.fail(*early[task.id])
-            for c in task.checks if res.status == "NOT_RUN" else []:
-                ok, why = built.get(c.chapter, (False, "not built"))
-                if not ok:
-                    res.fail("BUILD_FAIL", why)
-                    break
-            if res.status == "NOT_RUN":
+            elif unbuilt:
+                res.fail("BUILD_FAIL", unbuilt[0])
+            else:
                 bin_dir = self.work / "subs" / sub.name / "bin"
                 settings = Settings(seed=self.a.seed, timeout=self.a.timeout, sanitizer=not self.a.no_sanitizer,
                                     hidden=self.hidden, sandbox=self.sandbox(bin_dir, sub.name),
