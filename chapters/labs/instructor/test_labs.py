@@ -688,6 +688,35 @@ def check_selftest_merge(tmp):
            f"selftest --merge of a part that did not finish is a usage error, exit 2 (got {code})")
 
 
+def check_race_diagnosis():
+    """A race is diagnosed when the repeats of one check end differently, not when two checks
+    of a task differ (lookback's four checks run four steps: one step's repeats may all fail
+    the same way while another's pass). The checks' runs replaced by a table (no GPU)."""
+    task = T.task("lookback")
+    first = task.checks[0]
+    real = (check.gpu_present, check.run_verdict, check.classify)
+    for flaky, want in ((False, "classified"), (True, "a race")):
+        count = [0]
+
+        def fake(c, exe, args, settings, flaky=flaky, count=count):
+            if "16777219" not in args or c is not first:  # the sweeps and the other checks pass
+                return "PASS", 1, 1, []
+            count[0] += 1  # the first check's repeats: the same failure, or every other one passing
+            return ("PASS", 1, 1, []) if flaky and count[0] % 2 else ("FAIL", 0, 1, ["FAIL lookback-vec u32: got 7"])
+
+        check.gpu_present, check.run_verdict = (lambda: (True, "")), fake
+        check.classify = lambda task, exes, settings: "classified"
+        try:
+            res = check.check_task(task, ROOT, lambda ch: Path("/nonexistent") / ch,
+                                   check.Settings(sanitizer=False, rules=False),
+                                   built={c.chapter: (True, "") for c in task.checks})
+        finally:
+            check.gpu_present, check.run_verdict, check.classify = real
+        expect(res.status == "FAIL" and want in res.diagnosis,
+               f"checker: repeats of one check that {'differ' if flaky else 'fail alike'} are diagnosed "
+               f"'{want}' beside other checks that pass (got {res.status}, {res.diagnosis!r})")
+
+
 def check_timed_one_step():
     """The grader's timed run of a task (its first check) times the task's first step alone:
     a chapter's other steps, each with the graded timing's new input and check per call, made
@@ -867,6 +896,7 @@ def check_standin(tmp):
         check_stability_merge(tmp)
         check_selftest_merge(tmp)
         check_timed_one_step()
+        check_race_diagnosis()
         grader_on_standin(tmp)
 
 

@@ -306,7 +306,7 @@ def classify(task, exes, settings):
 
 def failing_programs(exes, outcomes, sweep):
     """The programs whose sweep failed (the lattice need not rerun the others)."""
-    return [(c, exe) for (c, exe), (_, st, _) in zip(exes, outcomes[:len(sweep)]) if st != "PASS"]
+    return [(c, exe) for (c, exe), (_, _, st, _) in zip(exes, outcomes[:len(sweep)]) if st != "PASS"]
 
 
 def tail_of(task, args):
@@ -486,7 +486,7 @@ def check_task(task, root, exe_of, settings, built=None):
         st, passed, total, bad = verdict_
         res.public[0] += passed
         res.public[1] += total
-        outcomes.append((k >= len(sweep), st, tuple(bad)))
+        outcomes.append((k >= len(sweep), id(c), st, tuple(bad)))
         if st != "PASS" and res.status == "NOT_RUN":
             res.fail(st, "; ".join(bad), replay=" ".join([Path(exe[0]).name, "--verify-only"] + args))
         return st
@@ -501,8 +501,14 @@ def check_task(task, root, exe_of, settings, built=None):
     if res.status == "SKIP":
         return res
     if res.status != "NOT_RUN":
-        repeated = [(st, bad) for is_repeat, st, bad in outcomes if is_repeat]
-        if any(st != repeated[0][0] or not same_failure(bad, repeated[0][1]) for st, bad in repeated[1:]):
+        # A race: the repeats of one check (one program, one step) end differently. Two checks
+        # may differ from each other without one: their steps run different code.
+        repeated = {}
+        for is_repeat, check_id, st, bad in outcomes:
+            if is_repeat:
+                repeated.setdefault(check_id, []).append((st, bad))
+        if any(st != runs[0][0] or not same_failure(bad, runs[0][1]) for runs in repeated.values()
+               for st, bad in runs[1:]):
             res.diagnosis = (f"differs between repeats of one size ({' '.join(waves_args(task))}, seed "
                              f"{settings.seed}): a race")
         elif res.status == "FAIL" and not size:
