@@ -251,7 +251,8 @@ TASKS += [
                  "into its flag and its value.",
                  "One load: two would let a publication land between them.", stub="return {kInclusive, 0};")],
          # One step a run: a run of every step dumped 4 GB at 2^24 + 3 elements (chapter 17:
-         # 2 GB), against 0.27 GB for one (docs/runs/evidence/labs_scan_run_costs.txt).
+         # 2 GB), against 0.27 GB for one (measured on an H200: the repository's
+         # docs/runs/evidence/labs_scan_run_costs.txt).
          [Check("16_scan", ["lookback-vec", "status-protocol"], args=["--variant", "lookback-vec"],
                 time_args=["--type", "u32"], grade_size=["--n", "2^27"]),
           Check("16_scan", ["decoupled-lookback"], args=["--variant", "decoupled-lookback"]),
