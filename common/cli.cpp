@@ -143,6 +143,9 @@ void Cli::offer_outputs_exchange() {
   add_string("--check-outputs", &common_.check_outputs,
              "with --verify-only: judge the outputs a --dump-outputs run wrote into this folder, "
              "without running the steps");
+  add_int("--repeat", &common_.repeat, 1, kMaxRepeat,
+          "with --verify-only: every checked run this many times, each poisoned first (a race "
+          "shows as repeats that differ)");
 }
 
 void Cli::without(const std::string& name) {

@@ -27,6 +27,7 @@ constexpr int kExitSkip = 77;     // no usable GPU (meson reports "skipped")
 
 // The largest element count any option accepts; device memory is checked later.
 constexpr int64_t kMaxElements = int64_t{1} << 40;
+constexpr int kMaxRepeat = 100;  // --repeat: the most repeats of a checked run
 
 struct CommonOptions {
   int reps = 20;             // timed repetitions; the median is reported
@@ -42,6 +43,9 @@ struct CommonOptions {
   // with --verify-only, write every checked run's outputs into this folder, or judge the
   // outputs that such a run wrote there instead of running the steps. "": neither.
   std::string dump_outputs, check_outputs;
+  // With --verify-only (offered beside the exchange): every checked run of check_once and
+  // check_twice this many times, each after its own poison (common/bench/outputs.h, --repeat).
+  int repeat = 1;
 };
 
 // Parses "123", "1e6", "2^28" and "1<<20" as exact integers. Returns false for

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -240,6 +241,27 @@ std::string Exchange::finish() {
     left += extra.size() > 3 ? ", ...); " : "); ";
   }
   return left.empty() ? "" : left.substr(0, left.size() - 2);
+}
+
+int& repeat_count() {
+  static int n = 1;
+  return n;
+}
+
+std::string repeat_detail(const std::vector<RepeatOutcome>& repeats) {
+  const auto bad = [](const RepeatOutcome& r) { return !r.ok; };
+  const auto first = std::find_if(repeats.begin(), repeats.end(), bad);
+  if (first == repeats.end()) return "";
+  const auto failed = std::count_if(repeats.begin(), repeats.end(), bad);
+  std::string text = "repeat " + std::to_string(first - repeats.begin() + 1) + " of " +
+                     std::to_string(repeats.size()) + " (" + std::to_string(failed) +
+                     " failed): " + first->detail;
+  const auto other = std::find_if(first + 1, repeats.end(), [&](const RepeatOutcome& r) {
+    return !r.ok && r.detail != first->detail;
+  });
+  if (other != repeats.end())
+    text += " | repeat " + std::to_string(other - repeats.begin() + 1) + ": " + other->detail;
+  return text;
 }
 
 Exchange& exchange() {

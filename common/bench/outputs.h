@@ -13,6 +13,12 @@
 // (sw::bench::check_once and check_twice in common/bench/protocol.h, Report::check); a
 // problem's Data names the buffers its check reads (outputs()).
 //
+// --repeat N (with --verify-only; the grader's race check, one process instead of N): every
+// checked run of check_once and check_twice happens N times, each after its own poison, and
+// each is a run of the exchange, so the dump holds N times the runs and the checking side
+// judges every one. A check fails when any repeat fails; its detail names the first failing
+// repeat and the count, and a later failing repeat that said something else (repeat_detail).
+//
 // The folder, version 1:
 //   manifest.txt   "# stepwise outputs 1", then one line per checked run and per check row,
 //                  in the order they happened:
@@ -94,5 +100,18 @@ class Exchange {
 // The process's one exchange: started by the program main (bench::run), used by the
 // protocol's checked runs and by Report::check.
 Exchange& exchange();
+
+// --repeat: how many times the protocol's checked runs happen (1 unless the main set it).
+int& repeat_count();
+
+// One repeat's outcome, and the detail of a check's N repeats: "" when every repeat passed,
+// else "repeat k of N (F failed): <k's detail>", the first failing repeat's, and where a later
+// failing repeat said something else, " | repeat j: <j's detail>" (repeats that fail alike
+// point at the code; repeats that pass and fail, or fail differently, at a race).
+struct RepeatOutcome {
+  bool ok;
+  std::string detail;
+};
+std::string repeat_detail(const std::vector<RepeatOutcome>& repeats);
 
 }  // namespace sw::bench

@@ -19,8 +19,9 @@
 //   static constexpr bool kExchangesOutputs = true;   (optional) every check of verify()
 //                                    runs through bench::check_once or check_twice with
 //                                    Data that name their outputs() (common/bench/protocol.h),
-//                                    or is a Report::harness_check: --dump-outputs and
-//                                    --check-outputs apply (without it they exit 2)
+//                                    or is a Report::harness_check: --dump-outputs,
+//                                    --check-outputs and --repeat apply (without it they
+//                                    exit 2)
 //
 // Its bench() calls measure() (common/bench/protocol.h) itself, with the step's
 // launcher, so that main -> run -> bench -> measure -> launch_<step> -> <<<>>> are
@@ -56,11 +57,18 @@ template <class P>
 struct ExchangesOutputs<P, std::enable_if_t<P::kExchangesOutputs>> : std::true_type {};
 }  // namespace detail
 
-// --dump-outputs and --check-outputs (common/bench/outputs.h): started where the problem's
-// checks exchange their outputs (Problem::kExchangesOutputs), else refused with exit 2, as
-// is any other misuse (both options, no --verify-only, a folder that will not do).
+// --dump-outputs, --check-outputs and --repeat (common/bench/outputs.h): started where the
+// problem's checks exchange their outputs (Problem::kExchangesOutputs: every check runs
+// through check_once or check_twice), else refused with exit 2, as is any other misuse (both
+// folders, no --verify-only, a folder that will not do).
 template <class Problem>
 void start_exchange(const Cli& cli, const CommonOptions& opt) {
+  if (opt.repeat != 1) {
+    if (!opt.verify_only) cli.reject("--repeat: applies with --verify-only only");
+    if (!detail::ExchangesOutputs<Problem>::value)
+      cli.reject("--repeat: this program's checks do not repeat");
+    repeat_count() = opt.repeat;
+  }
   if (opt.dump_outputs.empty() && opt.check_outputs.empty()) return;
   if (!detail::ExchangesOutputs<Problem>::value)
     cli.reject(std::string(opt.dump_outputs.empty() ? "--check-outputs" : "--dump-outputs") +

@@ -178,33 +178,59 @@ std::string checked_run(const Data& data, Launch&& launch, const Args&... args) 
   return exchange_outputs(data);
 }
 
-// Part 1 alone, for the checks of --verify-only: restore, poison, one call, check.
+// A check of --verify-only, repeat_count() times (--repeat, common/bench/outputs.h): the
+// first repeat's verdict when all pass, else the first failing one's, its detail naming the
+// repeat, the count that failed and a later repeat that failed otherwise (repeat_detail).
+template <class OneCheck>
+Verdict repeated(OneCheck&& one_check) {
+  const Verdict first = one_check();
+  const int n = repeat_count();
+  if (n == 1) return first;
+  std::vector<RepeatOutcome> outcomes{{first.ok, first.detail}};
+  Verdict failed = first;
+  for (int k = 1; k < n; ++k) {
+    const Verdict v = one_check();
+    outcomes.push_back({v.ok, v.detail});
+    if (failed.ok && !v.ok) failed = v;
+  }
+  if (failed.ok) return first;
+  failed.detail = repeat_detail(outcomes);
+  return failed;
+}
+
+// Part 1 alone, for the checks of --verify-only: restore, poison, one call, check (each
+// repeat of --repeat).
 template <class Data, class Launch, class... Args>
 Verdict check_once(const Data& data, Launch&& launch, const Args&... args) {
-  restore(data);
-  data.poison();
-  const std::string why = checked_run(data, launch, args...);
-  if (!why.empty()) return {false, why};
-  return data.check();
+  return repeated([&]() -> Verdict {
+    restore(data);
+    data.poison();
+    const std::string why = checked_run(data, launch, args...);
+    if (!why.empty()) return {false, why};
+    return data.check();
+  });
 }
 
 // check_once, then one more call WITHOUT poisoning, checked again: for outputs a
 // kernel accumulates into (a histogram that adds onto the last run's counts instead
 // of zeroing them passes check_once and fails here). In measure() the warm-up and
-// timed runs are that second call. Both runs are exchanged (two runs of the dump).
+// timed runs are that second call. Both runs are exchanged (two runs of the dump);
+// with --repeat, the pair is repeated.
 template <class Data, class Launch, class... Args>
 Verdict check_twice(const Data& data, Launch&& launch, const Args&... args) {
-  restore(data);
-  data.poison();
-  const std::string why = checked_run(data, launch, args...);
-  Verdict first = data.check();
-  if (!why.empty()) first = {false, why};
-  const std::string why_again = checked_run(data, launch, args...);
-  Verdict again = data.check();
-  if (!why_again.empty()) again = {false, why_again};
-  if (!first.ok) return first;
-  if (!again.ok) again.detail = "the second run, not poisoned: " + again.detail;
-  return again;
+  return repeated([&]() -> Verdict {
+    restore(data);
+    data.poison();
+    const std::string why = checked_run(data, launch, args...);
+    Verdict first = data.check();
+    if (!why.empty()) first = {false, why};
+    const std::string why_again = checked_run(data, launch, args...);
+    Verdict again = data.check();
+    if (!why_again.empty()) again = {false, why_again};
+    if (!first.ok) return first;
+    if (!again.ok) again.detail = "the second run, not poisoned: " + again.detail;
+    return again;
+  });
 }
 
 // The whole protocol (see the top of this file). A failed check leaves its detail

@@ -198,3 +198,24 @@ TEST_CASE("--variant takes all, the extra rows and the steps, and nothing else")
   CHECK(mentions(error, "--variant expects one of all, cub, naive, tiled, got 'fast'"));
   CHECK(variant == "all");
 }
+
+TEST_CASE("--repeat, offered beside the outputs' exchange, takes 1 to 100") {
+  const auto with_exchange = [](std::vector<std::string> args, sw::CommonOptions* common) {
+    sw::Cli cli("prog", "test program");
+    cli.offer_outputs_exchange();
+    std::vector<const char*> argv = {"prog"};
+    for (auto& a : args) argv.push_back(a.c_str());
+    const std::string error = cli.parse(static_cast<int>(argv.size()), argv.data());
+    *common = cli.common();
+    return error;
+  };
+  sw::CommonOptions c;
+  CHECK(with_exchange({}, &c).empty());
+  CHECK(c.repeat == 1);
+  CHECK(with_exchange({"--verify-only", "--repeat", "10"}, &c).empty());
+  CHECK(c.repeat == 10);
+  for (const char* bad : {"0", "101", "x", "2.5"})
+    CHECK(mentions(with_exchange({"--repeat", bad}, &c),
+                   "--repeat expects an integer from 1 to 100"));
+  CHECK(mentions(parse({"--repeat", "2"}).error, "--repeat"));  // not offered: unknown
+}

@@ -199,3 +199,15 @@ TEST_CASE("what start refuses (the program exits 2 with the line)") {
   CHECK(off.row("sum", "a", false).empty());
   CHECK(off.finish().empty());
 }
+
+// --repeat: the detail of a check's repeats names the first failing one, how many failed, and
+// a later one that failed otherwise; repeats that all pass say nothing.
+TEST_CASE("repeat_detail: the first failing repeat, the count, and one that differs") {
+  using sw::bench::repeat_detail;
+  CHECK(repeat_detail({{true, ""}, {true, ""}}) == "");
+  CHECK(repeat_detail({{true, ""}, {false, "out[3]: got 1, want 2"}, {true, ""}}) ==
+        "repeat 2 of 3 (1 failed): out[3]: got 1, want 2");
+  CHECK(repeat_detail({{false, "a"}, {false, "a"}}) == "repeat 1 of 2 (2 failed): a");
+  CHECK(repeat_detail({{false, "a"}, {false, "a"}, {false, "b"}, {false, "c"}}) ==
+        "repeat 1 of 4 (4 failed): a | repeat 3: b");
+}

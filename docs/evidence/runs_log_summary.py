@@ -3,8 +3,9 @@
 
     python3 docs/evidence/runs_log_summary.py RUNS_LOG
 
-Kinds: the builds (meson, ninja), each step's checked runs (the sweep, or the repeats at
---n 16777219, the repeat size of the --n tasks), the trusted judge (the reference program with
+Kinds: the builds (meson, ninja), each step's checked runs (the sweep, or the repeats: a
+--repeat run, or before --repeat a run at --n 16777219, the repeat size of the --n tasks), the
+trusted judge (the reference program with
 --check-outputs), the sanitizers by tool and program. Runs overlap in time (the grader runs
 checks side by side), so a sum is run-seconds, not wall time.
 """
@@ -23,7 +24,8 @@ for line in open(sys.argv[1]):
         k = "judged by the reference (--check-outputs)"
     elif "--verify-only" in cmd:
         v = re.search(r"--variant (\S+)", cmd)
-        k = "checked run " + (v[1] if v else "(every step)") + (" repeats" if "--n 16777219" in cmd else " sweep/other")
+        k = "checked run " + (v[1] if v else "(every step)") + (" repeats" if "--repeat " in cmd or "--n 16777219" in cmd
+                                                          else " sweep/other")
     else:
         k = " ".join(cmd.split()[:2])
     tot[k] += sec

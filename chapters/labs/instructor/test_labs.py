@@ -689,20 +689,28 @@ def check_selftest_merge(tmp):
 
 
 def check_race_diagnosis():
-    """A race is diagnosed when the repeats of one check end differently, not when two checks
-    of a task differ (lookback's four checks run four steps: one step's repeats may all fail
-    the same way while another's pass). The checks' runs replaced by a table (no GPU)."""
+    """The repeats of a check are one run of --repeat 10 (a race-prone task; 2 otherwise) per
+    check, and a race is diagnosed when that run's repeats ended differently (some passed, or
+    two failed otherwise: common/bench/outputs.h, repeat_detail), not when two checks of a task
+    differ (lookback's four checks run four steps: one step's repeats may all fail the same way
+    while another's pass). The checks' runs replaced by a table (no GPU)."""
     task = T.task("lookback")
     first = task.checks[0]
     real = (check.gpu_present, check.run_verdict, check.classify)
-    for flaky, want in ((False, "classified"), (True, "a race")):
-        count = [0]
+    cases = (("repeat 1 of 10 (10 failed): got 7", "classified"),
+             ("repeat 2 of 10 (5 failed): got 7", "a race"),
+             ("repeat 1 of 10 (10 failed): got 7 | repeat 4: got 9", "a race"),
+             ("repeat 1 of 10 (10 failed): got 7.0000001 | repeat 4: got 7", "classified"))
+    for detail, want in cases:
+        repeat_runs = []
 
-        def fake(c, exe, args, settings, flaky=flaky, count=count):
-            if "16777219" not in args or c is not first:  # the sweeps and the other checks pass
+        def fake(c, exe, args, settings, detail=detail, repeat_runs=repeat_runs):
+            if "--repeat" not in args:  # the sweeps pass
                 return "PASS", 1, 1, []
-            count[0] += 1  # the first check's repeats: the same failure, or every other one passing
-            return ("PASS", 1, 1, []) if flaky and count[0] % 2 else ("FAIL", 0, 1, ["FAIL lookback-vec u32: got 7"])
+            repeat_runs.append((c, args[args.index("--repeat") + 1]))
+            if c is not first:  # the other checks' repeats pass
+                return "PASS", 1, 1, []
+            return "FAIL", 0, 1, [f"FAIL lookback-vec u32: {detail}"]
 
         check.gpu_present, check.run_verdict = (lambda: (True, "")), fake
         check.classify = lambda task, exes, settings: "classified"
@@ -713,8 +721,36 @@ def check_race_diagnosis():
         finally:
             check.gpu_present, check.run_verdict, check.classify = real
         expect(res.status == "FAIL" and want in res.diagnosis,
-               f"checker: repeats of one check that {'differ' if flaky else 'fail alike'} are diagnosed "
-               f"'{want}' beside other checks that pass (got {res.status}, {res.diagnosis!r})")
+               f"checker: a --repeat run whose repeats say {detail!r} is diagnosed '{want}' beside other "
+               f"checks that pass (got {res.status}, {res.diagnosis!r})")
+        expect(sorted((task.checks.index(c), n) for c, n in repeat_runs) ==
+               [(k, str(check.RACE_REPEATS)) for k in range(len(task.checks))],
+               f"checker: one --repeat {check.RACE_REPEATS} run per check of a race-prone task (got "
+               f"{[(c.steps[0], n) for c, n in repeat_runs]})")
+
+
+def check_dump_slots():
+    """A --repeat run holds a dump slot per repeat (LAB_DUMPS counts repeats' dumps on disk),
+    all of them when it asks for more, and gives them back."""
+    import threading
+    slots = check.DumpSlots(4)
+    order = []
+    with slots.hold(check.repeats_of(["--seed", "1", "--repeat", "3"])):
+        expect(slots.free == 1, f"checker: a run of --repeat 3 holds 3 of 4 dump slots (free {slots.free})")
+        def second():
+            with slots.hold(2):
+                order.append("second")
+        late = threading.Thread(target=second)
+        late.start()
+        late.join(0.2)
+        expect(not order, "checker: a run that needs 2 slots waits while only 1 is free")
+        order.append("first")
+    late.join(5)
+    expect(order == ["first", "second"] and slots.free == 4,
+           f"checker: the waiting run starts once the slots come back (order {order}, free {slots.free})")
+    with slots.hold(check.repeats_of(["--repeat", "10"])):
+        expect(slots.free == 0, "checker: a run of more repeats than slots takes them all")
+    expect(check.repeats_of(["--n", "5"]) == 1, "checker: a run without --repeat is one repeat")
 
 
 def check_timed_one_step():
@@ -897,6 +933,7 @@ def check_standin(tmp):
         check_selftest_merge(tmp)
         check_timed_one_step()
         check_race_diagnosis()
+        check_dump_slots()
         grader_on_standin(tmp)
 
 

@@ -7,8 +7,8 @@ on every submission.
      preprocessor, which expands the macros of the headers (labkit/expanded.py)
   3. a GPU? (SKIP without one: everything above still ran)
   4. the chapter's own sweep with the seed, then repeats on a grid of several waves
-     (grading: each run across the boundary, run_verdict: the student's program writes its
-     outputs, the reference program judges them)
+     (one run of --repeat N; grading: each run across the boundary, run_verdict: the
+     student's program writes its outputs, the reference program judges them)
   5. hidden seeds and sizes (grading only)
   6. compute-sanitizer at a small size (memcheck; racecheck and synccheck for shared
      memory and atomics; initcheck where the launcher zeroes the output)
@@ -35,10 +35,38 @@ STATUSES = ["PASS", "FAIL", "NOT_IMPLEMENTED", "BUILD_FAIL", "CRASH", "TIMEOUT",
 RUN_TIMEOUT = 120          # seconds per program run
 SANITIZER_TIMEOUT = 600
 BUILD_TIMEOUT = 900
-RACE_REPEATS = 10          # runs of a race-prone task on several waves
-# Checked runs across the boundary at once (LAB_DUMPS): their dumps lie on disk together until
-# judged, and one run of chapter 16's every step at 2^24 + 3 elements dumps about 3 GB.
-DUMP_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("LAB_DUMPS") or 8)))
+RACE_REPEATS = 10          # repeats of a race-prone task's checked run on several waves
+REPEATS = 2                # of any other task's
+
+
+class DumpSlots:
+    """How many checked runs' outputs may lie on disk at once (LAB_DUMPS, default 16), each
+    repeat of a --repeat run a slot: their dumps wait there until judged, and one repeat of
+    chapter 18's onesweep at 2^24 + 3 keys dumps 1 GB. A run of more repeats than there are
+    slots takes them all."""
+
+    def __init__(self, total):
+        self.total, self.free = total, total
+        self.cond = threading.Condition()
+
+    def hold(self, n):
+        n = min(max(1, n), self.total)
+        slots = self
+
+        class Held:
+            def __enter__(self):
+                with slots.cond:
+                    slots.cond.wait_for(lambda: slots.free >= n)
+                    slots.free -= n
+
+            def __exit__(self, *exc):
+                with slots.cond:
+                    slots.free += n
+                    slots.cond.notify_all()
+        return Held()
+
+
+DUMP_SLOTS = DumpSlots(max(1, int(os.environ.get("LAB_DUMPS") or 16)))
 
 
 @dataclass
@@ -155,8 +183,14 @@ def run_verdict(c, exe, args, settings):
     (common/bench/outputs.h). Elsewhere (lab.py check) the student's program alone."""
     if not settings.trusted:
         return verdict(run_checks(exe, args, settings), c.steps)
-    with DUMP_SLOTS:
+    with DUMP_SLOTS.hold(repeats_of(args)):
         return across_the_boundary(c, exe, args, settings)
+
+
+def repeats_of(args):
+    """The --repeat of a run's arguments (1 without one)."""
+    k = len(args) - 1 - args[::-1].index("--repeat") if "--repeat" in args else -1
+    return int(args[k + 1]) if 0 <= k < len(args) - 1 and args[k + 1].isdigit() else 1
 
 
 def across_the_boundary(c, exe, args, settings):
@@ -265,6 +299,24 @@ def same_failure(a, b):
             if u != v and not abs(u - v) <= 1e-3 * max(abs(u), abs(v)):
                 return False
     return True
+
+
+REPEAT = re.compile(r"repeat (\d+) of (\d+) \((\d+) failed\): (.*)")
+
+
+def repeats_differ(lines):
+    """Whether a --repeat run's failing checks say that its repeats ended differently: some
+    passed and some failed, or two failed otherwise (common/bench/outputs.h, repeat_detail)."""
+    for line in lines:
+        m = REPEAT.search(line)
+        if not m:
+            continue
+        if int(m[3]) < int(m[2]):
+            return True
+        first, _, other = m[4].partition(" | repeat ")
+        if other and not same_failure([first], [other.partition(": ")[2]]):
+            return True
+    return False
 
 
 def side_by_side(fn, items, workers=4):
@@ -478,8 +530,8 @@ def check_task(task, root, exe_of, settings, built=None):
     seed = ["--seed", str(settings.seed)]
     size = settings.size_args or []
     sweep = [(c, exe, seed + c.args + size) for c, exe in exes]
-    repeats = [] if size else [(c, exe, seed + c.args + waves_args(task))
-                               for c, exe in exes for _ in range(RACE_REPEATS if task.races else 2)]
+    repeats = [] if size else [(c, exe, seed + c.args + waves_args(task) +
+                                ["--repeat", str(RACE_REPEATS if task.races else REPEATS)]) for c, exe in exes]
     outcomes = []
 
     def take(k, c, exe, args, verdict_):
@@ -501,14 +553,10 @@ def check_task(task, root, exe_of, settings, built=None):
     if res.status == "SKIP":
         return res
     if res.status != "NOT_RUN":
-        # A race: the repeats of one check (one program, one step) end differently. Two checks
-        # may differ from each other without one: their steps run different code.
-        repeated = {}
-        for is_repeat, check_id, st, bad in outcomes:
-            if is_repeat:
-                repeated.setdefault(check_id, []).append((st, bad))
-        if any(st != runs[0][0] or not same_failure(bad, runs[0][1]) for runs in repeated.values()
-               for st, bad in runs[1:]):
+        # A race: the repeats of one check (one program, one step, one --repeat run) end
+        # differently. Two checks may differ from each other without one: their steps run
+        # different code.
+        if any(is_repeat and repeats_differ(bad) for is_repeat, _, _, bad in outcomes):
             res.diagnosis = (f"differs between repeats of one size ({' '.join(waves_args(task))}, seed "
                              f"{settings.seed}): a race")
         elif res.status == "FAIL" and not size:
