@@ -729,28 +729,44 @@ def check_race_diagnosis():
                f"{[(c.steps[0], n) for c, n in repeat_runs]})")
 
 
-def check_dump_slots():
-    """A --repeat run holds a dump slot per repeat (LAB_DUMPS counts repeats' dumps on disk),
-    all of them when it asks for more, and gives them back."""
+def check_dump_budget():
+    """The dumps on disk at once are bounded in bytes (LAB_DUMP_GB): a run waits until its
+    expected dump fits, its repeats times the largest dump one repeat of the same program and
+    sizes made (1 GB before the first); the seed and --repeat do not change what it dumps."""
     import threading
-    slots = check.DumpSlots(4)
+    budget = check.DumpBudget(4)  # 4 GB
     order = []
-    with slots.hold(check.repeats_of(["--seed", "1", "--repeat", "3"])):
-        expect(slots.free == 1, f"checker: a run of --repeat 3 holds 3 of 4 dump slots (free {slots.free})")
+    key = check.dump_key(T.task("lookback").checks[0], ["--seed", "1", "--variant", "lookback-vec", "--n", "9",
+                                                         "--repeat", "3"])
+    expect(key == check.dump_key(T.task("lookback").checks[0], ["--seed", "7", "--variant", "lookback-vec", "--n", "9"]),
+           f"checker: the seed and --repeat are not part of a dump's size key ({key})")
+    with budget.hold(key, check.repeats_of(["--seed", "1", "--repeat", "3"])):
+        expect(budget.used == 3e9, f"checker: a run of --repeat 3 expects 3 GB before anything is learned "
+                                   f"({budget.used / 1e9:.1f} GB held)")
+
         def second():
-            with slots.hold(2):
+            with budget.hold(key, 2):
                 order.append("second")
         late = threading.Thread(target=second)
         late.start()
         late.join(0.2)
-        expect(not order, "checker: a run that needs 2 slots waits while only 1 is free")
+        expect(not order, "checker: a run that expects 2 GB waits while 1 GB of 4 is free")
         order.append("first")
     late.join(5)
-    expect(order == ["first", "second"] and slots.free == 4,
-           f"checker: the waiting run starts once the slots come back (order {order}, free {slots.free})")
-    with slots.hold(check.repeats_of(["--repeat", "10"])):
-        expect(slots.free == 0, "checker: a run of more repeats than slots takes them all")
+    expect(order == ["first", "second"] and budget.used == 0,
+           f"checker: the waiting run starts once the first is judged (order {order}, {budget.used} bytes held)")
+    budget.learn(key, 3e8, 3)  # a --repeat 3 run that passed dumped 0.3 GB: 0.1 GB a repeat
+    expect(budget.expected(key, 10) == 1e9, f"checker: ten repeats of a learned 0.1 GB expect 1 GB "
+                                            f"({budget.expected(key, 10) / 1e9} GB)")
+    with budget.hold(("18_radix_sort", ()), 10):
+        expect(budget.used == 1e10, "checker: a run larger than the whole budget runs alone")
     expect(check.repeats_of(["--n", "5"]) == 1, "checker: a run without --repeat is one repeat")
+    for bad in ("abc", "0", "-3"):
+        r = subprocess.run([sys.executable, "-c", "from labkit import check"], cwd=ROOT / "chapters" / "labs",
+                           env={**os.environ, "LAB_DUMP_GB": bad}, capture_output=True, text=True)
+        expect(r.returncode == 2 and "LAB_DUMP_GB expects gigabytes from 1 to" in r.stderr
+               and "Traceback" not in r.stderr,
+               f"checker: LAB_DUMP_GB={bad} is refused with one line (exit {r.returncode}: {r.stderr.strip()[:80]})")
 
 
 def check_timed_one_step():
@@ -933,7 +949,7 @@ def check_standin(tmp):
         check_selftest_merge(tmp)
         check_timed_one_step()
         check_race_diagnosis()
-        check_dump_slots()
+        check_dump_budget()
         grader_on_standin(tmp)
 
 

@@ -17,11 +17,13 @@ on every submission.
 Each stage stops the task at its first failure; the result says which and why.
 """
 import concurrent.futures
+import contextlib
 import json
 import os
 import re
 import shutil
 import stat
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -39,34 +41,67 @@ RACE_REPEATS = 10          # repeats of a race-prone task's checked run on sever
 REPEATS = 2                # of any other task's
 
 
-class DumpSlots:
-    """How many checked runs' outputs may lie on disk at once (LAB_DUMPS, default 16), each
-    repeat of a --repeat run a slot: their dumps wait there until judged, and one repeat of
-    chapter 18's onesweep at 2^24 + 3 keys dumps 1 GB. A run of more repeats than there are
-    slots takes them all."""
+class DumpBudget:
+    """The bytes of checked runs' dumps that may lie on disk at once (LAB_DUMP_GB, default 24):
+    their dumps wait there until judged. A run waits until its expected dump fits: its
+    repeats (--repeat) times the largest dump one repeat of the same program and sizes has
+    made in a run that passed (the judge read every byte of it), 1 GB before the first (the
+    most one step dumps: chapter 18's onesweep at 2^24 + 3 keys); a run larger than the whole
+    budget waits until it is alone."""
 
-    def __init__(self, total):
-        self.total, self.free = total, total
+    def __init__(self, gigabytes):
+        self.total, self.used = gigabytes * 1e9, 0.0
+        self.per_repeat = {}   # check -> the largest bytes one repeat dumped
         self.cond = threading.Condition()
 
-    def hold(self, n):
-        n = min(max(1, n), self.total)
-        slots = self
+    def expected(self, check, repeats):
+        return repeats * self.per_repeat.get(check, 1e9)
 
-        class Held:
-            def __enter__(self):
-                with slots.cond:
-                    slots.cond.wait_for(lambda: slots.free >= n)
-                    slots.free -= n
+    def learn(self, check, dumped, repeats):
+        with self.cond:
+            self.per_repeat[check] = max(self.per_repeat.get(check, 0.0), dumped / max(1, repeats))
 
-            def __exit__(self, *exc):
-                with slots.cond:
-                    slots.free += n
-                    slots.cond.notify_all()
-        return Held()
+    @contextlib.contextmanager
+    def hold(self, check, repeats):
+        with self.cond:
+            need = self.expected(check, repeats)
+            self.cond.wait_for(lambda: self.used == 0 or self.used + need <= self.total)
+            self.used += need
+        try:
+            yield
+        finally:
+            with self.cond:
+                self.used -= need
+                self.cond.notify_all()
 
 
-DUMP_SLOTS = DumpSlots(max(1, int(os.environ.get("LAB_DUMPS") or 16)))
+def dump_gigabytes():
+    text = os.environ.get("LAB_DUMP_GB") or "24"
+    try:
+        gb = float(text)
+    except ValueError:
+        gb = float("nan")
+    if not 1 <= gb <= 1e6:  # bad input: one line, exit 2
+        print(f"error: LAB_DUMP_GB expects gigabytes from 1 to 1000000, got '{text}'", file=sys.stderr)
+        raise SystemExit(2)
+    return gb
+
+
+DUMPS = DumpBudget(dump_gigabytes())
+
+
+def folder_bytes(folder):
+    """The bytes of the regular files under a dump folder (links not followed)."""
+    total = 0
+    for top, _, files in os.walk(folder):
+        for f in files:
+            try:
+                st = os.lstat(os.path.join(top, f))
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                total += st.st_size
+    return total
 
 
 @dataclass
@@ -183,8 +218,22 @@ def run_verdict(c, exe, args, settings):
     (common/bench/outputs.h). Elsewhere (lab.py check) the student's program alone."""
     if not settings.trusted:
         return verdict(run_checks(exe, args, settings), c.steps)
-    with DUMP_SLOTS.hold(repeats_of(args)):
-        return across_the_boundary(c, exe, args, settings)
+    size, repeats = dump_key(c, args), repeats_of(args)
+    with DUMPS.hold(size, repeats):
+        return across_the_boundary(c, exe, args, settings, lambda dumped: DUMPS.learn(size, dumped, repeats))
+
+
+def dump_key(c, args):
+    """What a run's dump size depends on: its program and arguments but the seed and --repeat."""
+    rest, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in ("--seed", "--repeat"):
+            skip = True
+        else:
+            rest.append(a)
+    return c.chapter, tuple(rest)
 
 
 def repeats_of(args):
@@ -193,7 +242,7 @@ def repeats_of(args):
     return int(args[k + 1]) if 0 <= k < len(args) - 1 and args[k + 1].isdigit() else 1
 
 
-def across_the_boundary(c, exe, args, settings):
+def across_the_boundary(c, exe, args, settings, learn=None):
     folder = Path(tempfile.mkdtemp(prefix="dump-", dir=settings.dumps))
     try:
         box = settings.sandbox.writing(folder) if settings.sandbox else None
@@ -205,7 +254,10 @@ def across_the_boundary(c, exe, args, settings):
         tbox = settings.trusted_sandbox.showing(folder) if settings.trusted_sandbox else None
         judged = run([str(settings.trusted(c.chapter)), "--verify-only", "--json"] + args +
                      ["--check-outputs", str(folder)], settings.timeout, sandbox=tbox)
-        return across(mine, judged, c.steps)
+        result = across(mine, judged, c.steps)
+        if learn and result[0] == "PASS":  # the judge read every byte: the dump's true size
+            learn(folder_bytes(folder))
+        return result
     finally:
         remove_folder(folder)
 
