@@ -51,20 +51,20 @@ class DumpBudget:
 
     def __init__(self, gigabytes):
         self.total, self.used = gigabytes * 1e9, 0.0
-        self.per_repeat = {}   # check -> the largest bytes one repeat dumped
+        self.per_repeat = {}   # dump_key -> the largest bytes one repeat dumped
         self.cond = threading.Condition()
 
-    def expected(self, check, repeats):
-        return repeats * self.per_repeat.get(check, 1e9)
+    def expected(self, key, repeats):
+        return repeats * self.per_repeat.get(key, 1e9)
 
-    def learn(self, check, dumped, repeats):
+    def learn(self, key, dumped, repeats):
         with self.cond:
-            self.per_repeat[check] = max(self.per_repeat.get(check, 0.0), dumped / max(1, repeats))
+            self.per_repeat[key] = max(self.per_repeat.get(key, 0.0), dumped / max(1, repeats))
 
     @contextlib.contextmanager
-    def hold(self, check, repeats):
+    def hold(self, key, repeats):
         with self.cond:
-            need = self.expected(check, repeats)
+            need = self.expected(key, repeats)
             self.cond.wait_for(lambda: self.used == 0 or self.used + need <= self.total)
             self.used += need
         try:
@@ -218,9 +218,9 @@ def run_verdict(c, exe, args, settings):
     (common/bench/outputs.h). Elsewhere (lab.py check) the student's program alone."""
     if not settings.trusted:
         return verdict(run_checks(exe, args, settings), c.steps)
-    size, repeats = dump_key(c, args), repeats_of(args)
-    with DUMPS.hold(size, repeats):
-        return across_the_boundary(c, exe, args, settings, lambda dumped: DUMPS.learn(size, dumped, repeats))
+    key, repeats = dump_key(c, args), repeats_of(args)
+    with DUMPS.hold(key, repeats):
+        return across_the_boundary(c, exe, args, settings, lambda dumped: DUMPS.learn(key, dumped, repeats))
 
 
 def dump_key(c, args):
