@@ -470,8 +470,16 @@ class Grader:
         text = json.dumps([task.id, bodies, sorted(self.off(sub.name))], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def timed(self, sub):
-        return not self.a.no_timing and (not self.a.timing_for or sub.name in self.a.timing_for.split(","))
+    def timed(self, sub, task=None):
+        """Whether the speed of this submission's task (of any of its tasks, without one) is
+        measured: unless --no-timing; with --timing-for, only the submissions it names, or
+        their tasks named SUBMISSION/TASK."""
+        if self.a.no_timing or not self.a.timing_for:
+            return not self.a.no_timing
+        names = self.a.timing_for.split(",")
+        if sub.name in names:
+            return True
+        return f"{sub.name}/{task.id}" in names if task else any(n.startswith(sub.name + "/") for n in names)
 
     def all_stored(self, sub):
         """Whether --resume finds every task of this submission settled: a stored check for
@@ -485,7 +493,7 @@ class Grader:
                 status[task.id] = "NOT_RUN"
                 continue
             kept = self.stored(sub, task, "checked")
-            if kept is None or (kept.status == "PASS" and self.timed(sub) and not self.stored(sub, task, "timed")):
+            if kept is None or (kept.status == "PASS" and self.timed(sub, task) and not self.stored(sub, task, "timed")):
                 return False
             status[task.id] = kept.status
         return True
@@ -498,7 +506,7 @@ class Grader:
             bin_dir = self.work / "subs" / sub.name / "bin"
             for task in self.tasks:
                 res = results[(sub.name, task.id)]
-                if res.status != "PASS":
+                if res.status != "PASS" or not self.timed(sub, task):
                     continue
                 first = self.same_code.get((sub.name, task.id))
                 if first and first != (sub.name, task.id) and first in timed_speed:
@@ -676,7 +684,7 @@ def add_arguments(s):
     s.add_argument("--gpu-arch", help="meson's gpu_arch (default: this GPU's)")
     s.add_argument("--no-sanitizer", action="store_true")
     s.add_argument("--no-timing", action="store_true")
-    s.add_argument("--timing-for", help="time only these submissions (comma list)")
+    s.add_argument("--timing-for", help="time only these submissions, or their tasks as SUBMISSION/TASK (comma list)")
     s.add_argument("--keep-work", action="store_true")
     s.add_argument("--timeout", type=int, default=RUN_TIMEOUT, help="seconds per program run")
     s.add_argument("--no-reuse", action="store_true",

@@ -247,10 +247,12 @@ def cmd_selftest(a):
     part, parts = parse_part(a.part)
     expected, passes = plant(a.track, subs, timing=not a.no_timing)
     timed_names = {e.name for entries in exploits.EXPLOITS.values() for e in entries if e.timed}
-    timed = ["reference"] + [s for s, per in expected.items()
-                             if s != "reference" and "--without-" not in s and
-                             any(w.get("mistake") and (w["status"] == "PASS" or w["mistake"] in timed_names)
-                                 for w in per.values())]
+    # The reference's every task, and of the others the task each was planted for (a correct
+    # solution, or an exploit of the speed): their other tasks hold the reference's regions,
+    # timed with the reference.
+    timed = ["reference"] + [f"{s}/{tid}" for s, per in expected.items()
+                             if s != "reference" and "--without-" not in s for tid, w in per.items()
+                             if w.get("mistake") and (w["status"] == "PASS" or w["mistake"] in timed_names)]
     grade.Grader(grade_args(a, subs, out, timing_for=",".join(timed), part=a.part), without_for=dict(passes)).run()
     (out / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")
     if parts > 1:  # the grader's own split: every k-th submission in name order

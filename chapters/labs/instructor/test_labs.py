@@ -769,6 +769,24 @@ def check_dump_budget():
                f"checker: LAB_DUMP_GB={bad} is refused with one line (exit {r.returncode}: {r.stderr.strip()[:80]})")
 
 
+def check_timing_for():
+    """--timing-for names submissions, or their tasks as SUBMISSION/TASK (the self-test times a
+    planted solution's own task, not the reference's regions beside it)."""
+    from types import SimpleNamespace as NS
+    sub, a, b = NS(name="correct-1"), NS(id="warp-scan"), NS(id="lookback")
+
+    def timed(timing_for, task, no_timing=False):
+        return G.Grader.timed(NS(a=NS(no_timing=no_timing, timing_for=timing_for)), sub, task)
+    cases = [(None, a, True), ("correct-1", b, True), ("correct-1/warp-scan", a, True),
+             ("correct-1/warp-scan", b, False), ("correct-1/warp-scan", None, True), ("correct-10/lookback", b, False),
+             ("correct-10", None, False), ("reference,correct-1/lookback", b, True)]
+    for timing_for, task, want in cases:
+        expect(timed(timing_for, task) == want,
+               f"grade: --timing-for {timing_for} {'times' if want else 'does not time'} "
+               f"{sub.name}/{task.id if task else '(any task)'}")
+    expect(not timed(None, a, no_timing=True), "grade: --no-timing times nothing")
+
+
 def check_timed_one_step():
     """The grader's timed run of a task (its first check) times the task's first step alone:
     a chapter's other steps, each with the graded timing's new input and check per call, made
@@ -950,6 +968,7 @@ def check_standin(tmp):
         check_timed_one_step()
         check_race_diagnosis()
         check_dump_budget()
+        check_timing_for()
         grader_on_standin(tmp)
 
 
