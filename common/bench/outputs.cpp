@@ -106,6 +106,9 @@ Exchange::~Exchange() {
 }
 
 std::string Exchange::start(const CommonOptions& opt) {
+  if (opt.repeat != 1 && !opt.verify_only)
+    return "--repeat: applies only with --verify-only (the checks' runs)";
+  repeats_ = opt.repeat;
   const bool dump = !opt.dump_outputs.empty(), check = !opt.check_outputs.empty();
   if (!dump && !check) return "";
   if (dump && check) return "--dump-outputs and --check-outputs: give one of them, not both";
@@ -241,11 +244,6 @@ std::string Exchange::finish() {
     left += extra.size() > 3 ? ", ...); " : "); ";
   }
   return left.empty() ? "" : left.substr(0, left.size() - 2);
-}
-
-int& repeat_count() {
-  static int n = 1;
-  return n;
 }
 
 std::string repeat_detail(const std::vector<RepeatOutcome>& repeats) {

@@ -67,11 +67,14 @@ class Exchange {
   Exchange& operator=(const Exchange&) = delete;
   ~Exchange();
 
-  // Starts what opt asks for (nothing without either option). Returns "" or the one-line
-  // reason it cannot (the caller exits 2): both options, no --verify-only, DIR not a folder,
-  // a dump into a folder that is not empty or cannot be written.
+  // Starts what opt asks for (nothing without either folder; --repeat is kept). Returns "" or
+  // the one-line reason it cannot (the caller exits 2): both folders, a folder or --repeat
+  // without --verify-only, DIR not a folder, a dump into a folder that is not empty or cannot
+  // be written.
   std::string start(const CommonOptions& opt);
   Mode mode() const { return mode_; }
+  // --repeat (1 unless start() was given another): how many times each checked run happens.
+  int repeats() const { return repeats_; }
 
   // One checked run's outputs, `parts` in the order the check reads them: written to its
   // file (dump), or read from it into `parts` (check). Returns "" or why the run cannot be
@@ -88,6 +91,7 @@ class Exchange {
  private:
   std::string read_manifest();
   Mode mode_ = Mode::kOff;
+  int repeats_ = 1;
   std::string dir_, option_;            // the folder, and the option that named it
   FILE* manifest_ = nullptr;            // dump: open for writing
   std::string write_error_;             // dump: the first failed write of the manifest
@@ -100,9 +104,6 @@ class Exchange {
 // The process's one exchange: started by the program main (bench::run), used by the
 // protocol's checked runs and by Report::check.
 Exchange& exchange();
-
-// --repeat: how many times the protocol's checked runs happen (1 unless the main set it).
-int& repeat_count();
 
 // One repeat's outcome, and the detail of a check's N repeats: "" when every repeat passed,
 // else "repeat k of N (F failed): <k's detail>", the first failing repeat's, and where a later

@@ -63,16 +63,13 @@ struct ExchangesOutputs<P, std::enable_if_t<P::kExchangesOutputs>> : std::true_t
 // folders, no --verify-only, a folder that will not do).
 template <class Problem>
 void start_exchange(const Cli& cli, const CommonOptions& opt) {
-  if (opt.repeat != 1) {
-    if (!opt.verify_only) cli.reject("--repeat: applies with --verify-only only");
-    if (!detail::ExchangesOutputs<Problem>::value)
-      cli.reject("--repeat: this program's checks do not repeat");
-    repeat_count() = opt.repeat;
-  }
-  if (opt.dump_outputs.empty() && opt.check_outputs.empty()) return;
+  const char* asked = !opt.dump_outputs.empty()    ? "--dump-outputs"
+                      : !opt.check_outputs.empty() ? "--check-outputs"
+                      : opt.repeat != 1            ? "--repeat"
+                                                   : nullptr;
+  if (!asked) return;
   if (!detail::ExchangesOutputs<Problem>::value)
-    cli.reject(std::string(opt.dump_outputs.empty() ? "--check-outputs" : "--dump-outputs") +
-               ": this program's checks do not exchange their outputs");
+    cli.reject(std::string(asked) + ": this program's checks do not exchange their outputs");
   const std::string why = exchange().start(opt);
   if (!why.empty()) cli.reject(why);
 }

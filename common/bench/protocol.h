@@ -178,13 +178,13 @@ std::string checked_run(const Data& data, Launch&& launch, const Args&... args) 
   return exchange_outputs(data);
 }
 
-// A check of --verify-only, repeat_count() times (--repeat, common/bench/outputs.h): the
+// A check of --verify-only, exchange().repeats() times (--repeat, common/bench/outputs.h): the
 // first repeat's verdict when all pass, else the first failing one's, its detail naming the
 // repeat, the count that failed and a later repeat that failed otherwise (repeat_detail).
 template <class OneCheck>
 Verdict repeated(OneCheck&& one_check) {
   const Verdict first = one_check();
-  const int n = repeat_count();
+  const int n = exchange().repeats();
   if (n == 1) return first;
   std::vector<RepeatOutcome> outcomes{{first.ok, first.detail}};
   Verdict failed = first;

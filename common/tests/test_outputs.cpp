@@ -187,6 +187,15 @@ TEST_CASE("what start refuses (the program exits 2 with the line)") {
   sw::CommonOptions timed = dumping(d.path);
   timed.verify_only = false;
   CHECK(has(Exchange().start(timed), "applies only with --verify-only"));
+  sw::CommonOptions repeated_timing;
+  repeated_timing.repeat = 3;
+  CHECK(has(Exchange().start(repeated_timing), "--repeat: applies only with --verify-only"));
+  sw::CommonOptions repeated = repeated_timing;
+  repeated.verify_only = true;
+  Exchange r;
+  CHECK(r.start(repeated).empty());
+  CHECK(r.repeats() == 3);
+  CHECK(r.mode() == Exchange::Mode::kOff);
   CHECK(has(Exchange().start(dumping(d.path + "/none")), "not a folder"));
   CHECK(has(Exchange().start(checking(d.path + "/none")), "not a folder"));
   std::ofstream(d.path + "/old") << "x";

@@ -237,9 +237,8 @@ def dump_key(c, args):
 
 
 def repeats_of(args):
-    """The --repeat of a run's arguments (1 without one)."""
-    k = len(args) - 1 - args[::-1].index("--repeat") if "--repeat" in args else -1
-    return int(args[k + 1]) if 0 <= k < len(args) - 1 and args[k + 1].isdigit() else 1
+    """The --repeat of a run's arguments (the checker's own), 1 without one."""
+    return int(args[args.index("--repeat") + 1]) if "--repeat" in args else 1
 
 
 def across_the_boundary(c, exe, args, settings, learn=None):
