@@ -118,6 +118,15 @@ def clocks():
     return f"sm {sm} MHz, mem {mem} MHz, {temp} C, throttle {reasons}"
 
 
+# The lab tools' files that take no part in grading a submission: the self-test's catalogues
+# of planted code and the class generator's, and the tests (Grader.tree_digest leaves them out).
+PLANTS_AND_TESTS = re.compile(r"(corpus\w*|mistakes|exploits|make_class|test_\w+)\.py")
+
+
+def grades_nothing(f):
+    return f.parent.name == "instructor" and f.parent.parent.name == "labs" and bool(PLANTS_AND_TESTS.fullmatch(f.name))
+
+
 def file_digest(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -406,12 +415,15 @@ class Grader:
     # matches instead of running it again; anything else runs.
 
     def tree_digest(self):
-        """Computed once (check_all asks before its threads start)."""
+        """Computed once (check_all asks before its threads start). Not in it: the self-test's
+        catalogues of planted code (a plant's code is in its own key, code_key) and the lab
+        tools' tests, which grade nothing; so a plant fixed between two runs of a self-test
+        leaves every other stored result valid."""
         if not hasattr(self, "_tree_digest"):
             h = hashlib.sha256()
             files = [ROOT / "meson.build", ROOT / "meson.options"] + sorted(
                 f for d in ("chapters", "common") for f in (ROOT / d).rglob("*")
-                if f.is_file() and "__pycache__" not in f.parts)
+                if f.is_file() and "__pycache__" not in f.parts and not grades_nothing(f))
             for f in files:
                 if f.is_file():
                     h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")

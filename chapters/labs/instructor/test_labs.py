@@ -769,6 +769,20 @@ def check_dump_budget():
                f"checker: LAB_DUMP_GB={bad} is refused with one line (exit {r.returncode}: {r.stderr.strip()[:80]})")
 
 
+def check_tree_digest():
+    """The stored results' tree digest leaves out the lab tools that grade nothing (the
+    catalogues of plants, the class generator, the tests), and keeps every file that does:
+    the grader, the checker, the chapters."""
+    instructor, labkit = LABS / "instructor", LABS / "labkit"
+    out = [instructor / f for f in ("corpus_scan.py", "mistakes.py", "exploits.py", "make_class.py", "test_labs.py")]
+    kept = [instructor / f for f in ("grade.py", "audit.py", "selftest.py", "export.py", "check_hints.py")] + \
+        sorted(labkit.glob("*.py")) + [LABS / "lab.py", LABS / "tasks.py", ROOT / "chapters/16_scan/16_scan.cu",
+                                       ROOT / "common/bench/protocol.h"]
+    expect(all(G.grades_nothing(f) for f in out) and not any(G.grades_nothing(f) for f in kept),
+           f"tree digest: leaves out {[f.name for f in out if not G.grades_nothing(f)] or 'the plants and tests'}, "
+           f"keeps {[f.name for f in kept if G.grades_nothing(f)] or 'the grader and the chapters'}")
+
+
 def check_timing_for():
     """--timing-for names submissions, or their tasks as SUBMISSION/TASK (the self-test times a
     planted solution's own task, not the reference's regions beside it)."""
@@ -969,6 +983,7 @@ def check_standin(tmp):
         check_race_diagnosis()
         check_dump_budget()
         check_timing_for()
+        check_tree_digest()
         grader_on_standin(tmp)
 
 

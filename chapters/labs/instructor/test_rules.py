@@ -13,19 +13,25 @@
   audit       the symbol audit allows only what the reference defines (and what is
               local to the region's function, the optimizer's clones and out-of-line
               copies of the reference's functions, weak std:: and sw:: instances):
-              printf, fwrite and malloc defined at namespace scope, a constructor, an
+              puts, printf, fwrite and malloc defined at namespace scope, a constructor, an
               atexit handler and a static object at namespace scope are each named, and
               calls to _Exit and to exit (a passing run's records printed, then
               exit(0)); correct variants of the stand-in and a clone of a clone of its
-              function are not; on the scan track, a printf defined at namespace scope
+              function are not; on the scan track, a puts defined at namespace scope
               in scan_lookback.cuh is named
   as compiled the rules on a region after the compiler's own preprocessor, on the
-              stand-in (g++) and on the scan track (nvcc): a library reached
-              through libstdc++'s _GLIBCXX_STD_A, a function left through
-              _GLIBCXX_END_NAMESPACE_CXX11, a balanced macro of braces, and a barrier
-              under a condition on __cudaGet_threadIdx() are each found after the
-              preprocessor and not before; the references get no finding; a raw string
-              that would forge a line marker is rejected as written
+              stand-in (g++), the scan track and the dot-top2 track (nvcc): a library
+              reached through libstdc++'s _GLIBCXX_STD_A (stand-in) and through CUB's
+              CUB_NS_QUALIFIER (chapter 12's kernel, whose file includes CUB), a
+              function left through _GLIBCXX_END_NAMESPACE_CXX11, a balanced macro of
+              braces, and a barrier under a condition on __cudaGet_threadIdx() are each
+              found after the preprocessor and not before; the references get no
+              finding; a raw string that would forge a line marker is rejected as
+              written; on the scan track std::sort in the warp scan does not compile
+              (no library is in reach of a kernel there)
+  fortified   a plant that defines a C library function (REWRITING_PUTS) compiles where
+              glibc's stdio is fortified, as on the GPU machines; a printf plant, the
+              control, does not
   catalogue   every issue-47 exploit of exploits.py is rejected by the host stages its
               entry names: the rules (as written or as compiled), and without the rules
               the symbol audit, each with the line the entry expects; the stand-in
@@ -39,8 +45,8 @@
               dumped; the reference passes both ways; a dump that lists other checks than
               the reference's, or a reference run that did not end, fails (check.across)
 
-The copies (the stand-in's, and the scan track's built for PTX without device
-optimisation) compile through ccache where it is installed: about a minute cold.
+The copies (the stand-in's, and the scan and dot-top2 tracks' built for PTX without
+device optimisation) compile through ccache where it is installed: about a minute cold.
 """
 import os
 import shutil
@@ -248,7 +254,9 @@ def test_audit_standin(copy, tmp):
     own = A.own_functions([(copy / STANDIN_TU).read_text()])
     expect(A.audit([ref_obj], [ref_obj], own) == [], "audit: the reference against itself has no problem")
     bad = [
-        ("printf defined at namespace scope", X.escape(X.REWRITING_PRINTF), "defines printf"),
+        ("puts defined at namespace scope", X.escape(X.REWRITING_PUTS), "defines puts"),
+        ("printf defined at namespace scope",
+         X.escape('extern "C" int printf(const char*, ...) { return 0; }'), "defines printf"),
         ("fwrite defined at namespace scope",
          X.escape('extern "C" size_t fwrite(const void*, size_t, size_t n, std::FILE*) { return n; }'),
          "defines fwrite"),
@@ -308,7 +316,7 @@ def test_audit_standin(copy, tmp):
 
 
 def test_audit_scan(copy, tmp):
-    """The scan track's brace-macro-escape, without the rules: the audit names printf."""
+    """The scan track's brace-macro-escape, without the rules: the audit names puts."""
     task = T.task("warp-scan")
     tu = "chapters/16_scan/16_scan.cu"
     ref_obj, sub_obj = obj_path(tmp, "scan-reference", "16_scan.o"), obj_path(tmp, "scan-escape", "16_scan.o")
@@ -339,8 +347,10 @@ def test_compiled_standin(copy):
     found, problems = expanded.findings(copy, copy / "build", task)
     expect(not found and not problems, f"as compiled: the stand-in's reference gets no finding {texts(found)} {problems}")
     cases = [
-        ("a function left through _GLIBCXX_END_NAMESPACE_CXX11, a printf at namespace scope",
-         X.brace_escape(X.REWRITING_PRINTF), "leaves-function", "_GLIBCXX_END_NAMESPACE_CXX11"),
+        ("a function left through _GLIBCXX_END_NAMESPACE_CXX11, a puts at namespace scope",
+         X.brace_escape(X.REWRITING_PUTS), "leaves-function", "_GLIBCXX_END_NAMESPACE_CXX11"),
+        ("std::sort reached through libstdc++'s _GLIBCXX_STD_A",
+         "  _GLIBCXX_STD_A::sort(&s, &s + 1);\n  return s;\n", "library", "_GLIBCXX_STD_A"),
         ("a balanced macro of braces (libstdc++'s __glibcxx_assert: do { ... } while (false))",
          "  __glibcxx_assert(n >= 0);\n  return s;\n", "leaves-function", "__glibcxx_assert"),
     ]
@@ -380,11 +390,17 @@ def test_compiled_scan(copy):
         found, problems = expanded.findings(copy, copy / "build", task)
         expect(not found and not problems, f"as compiled: the scan reference's {task.id} gets no finding "
                                            f"{texts(found)} {problems}")
-    for e, rule, says in ((next(x for x in X.EXPLOITS["warp-scan"] if x.name == "library-through-a-macro"),
-                           "library", "_GLIBCXX_STD_A"),
-                          (next(x for x in X.EXPLOITS["warp-scan"] if x.name == "brace-macro-escape"),
-                           "leaves-function", "_GLIBCXX_END_NAMESPACE_CXX11")):
-        expect_only_as_compiled(copy, ws, f"warp-scan/{e.name}", e.old, e.new, rule, says)
+    e = next(x for x in X.EXPLOITS["warp-scan"] if x.name == "brace-macro-escape")
+    expect_only_as_compiled(copy, ws, f"warp-scan/{e.name}", e.old, e.new, "leaves-function",
+                            "_GLIBCXX_END_NAMESPACE_CXX11")
+    # A library's host code in a kernel, reached through a macro: the compiler's own error, before any rule.
+    saved = saved_files(copy, ws)
+    plant(copy, ws, X.WARP_SCAN_LOOP, "  _GLIBCXX_STD_A::sort(&v, &v + 1);\n  return v;\n")
+    ok, log = compile_object(copy, "chapters/16_scan/warp_scan_check.cu", copy.parent / "std-sort-in-a-kernel.o",
+                             copy.parent)
+    restore(copy, saved)
+    expect(not ok and "__host__" in log, f"as compiled: std::sort in the warp scan (a __device__ function) does not "
+                                         f"compile, so the scan track has no library macro plant {log[-300:]}")
     # A barrier under a condition on the thread, hidden in a macro of cuda_runtime.h.
     saved = saved_files(copy, ds)
     old = "  return base + below;\n"
@@ -397,6 +413,42 @@ def test_compiled_scan(copy):
     expect(any(f.rule == "barrier-in-branch" for f in found) and not problems,
            f"as compiled: a barrier under __cudaGet_threadIdx().x < 16 is barrier-in-branch after the preprocessor "
            f"{texts(found)} {problems}")
+
+
+def test_compiled_dot(copy):
+    """The library class where a library is in reach: chapter 12's kernel file includes CUB,
+    and CUB_NS_QUALIFIER names it without `cub` in the text."""
+    task = T.task("dot-grid-stride")
+    found, problems = expanded.findings(copy, copy / "build", task)
+    expect(not found and not problems, f"as compiled: the dot-top2 reference's {task.id} gets no finding "
+                                       f"{texts(found)} {problems}")
+    e = next(x for x in X.EXPLOITS["dot-grid-stride"] if x.name == "library-through-a-macro")
+    expect_only_as_compiled(copy, task, f"dot-grid-stride/{e.name}", e.old, e.new, "library", e.says)
+
+
+FORTIFIED = ["-D_FORTIFY_SOURCE=2", "-Xcompiler=-O2"]  # what Ubuntu's gcc (the GPU machines) does by default
+
+
+def test_fortified_plants(tmp):
+    """Every plant that defines a C library function at namespace scope compiles where
+    glibc's stdio is fortified, as on the GPU machines (Ubuntu's gcc defines
+    _FORTIFY_SOURCE), where printf is already defined inline and a second definition is an
+    error: a plant that does not compile there is graded BUILD_FAIL, not by the defence it
+    is meant to show. A printf plant is the control: it must not compile."""
+    nvcc = shutil.which("nvcc")
+    if not nvcc:
+        expect(False, "fortified plants: no nvcc")
+        return
+    plants = [("REWRITING_PUTS", X.REWRITING_PUTS, True),
+              ("a printf (the control)", 'extern "C" int printf(const char* __restrict f, ...) { return 0; }\n', False)]
+    for label, code, compiles in plants:
+        src = tmp / "fortified.cu"
+        src.write_text("#include <cstdio>\nnamespace plant_ {\n" + code + "}  // namespace plant_\n")
+        r = subprocess.run([nvcc, "--std=c++17", "-O3", *FORTIFIED, "-c", str(src), "-o", str(tmp / "fortified.o")],
+                           capture_output=True, text=True)
+        expect((r.returncode == 0) == compiles, f"fortified plants: {label} {'compiles' if compiles else 'does not'} "
+                                                f"with glibc's fortified stdio (exit {r.returncode}: "
+                                                f"{(r.stderr or r.stdout)[-300:]})")
 
 
 # --- the boundary --------------------------------------------------------------------------------
@@ -536,6 +588,9 @@ def main():
         scan = timed(setup_copy, "scan", tmp, SCAN_SETUP)
         timed(test_audit_scan, scan, tmp)
         timed(test_compiled_scan, scan)
+        dot = timed(setup_copy, "dot-top2", tmp, SCAN_SETUP)
+        timed(test_compiled_dot, dot)
+        timed(test_fortified_plants, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{len(failures)} failed ({time.monotonic() - start:.0f} s)")
