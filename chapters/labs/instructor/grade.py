@@ -118,6 +118,44 @@ def clocks():
     return f"sm {sm} MHz, mem {mem} MHz, {temp} C, throttle {reasons}"
 
 
+class RunMemo:
+    """The verdicts of one task's runs (a checked run across the boundary, the sanitizers),
+    each kept as it ends in <out>/checked/runs/<student>--<task>/<key>.json, the key over the
+    task's stored key (its code, the settings, the grading tree, the GPU) and the run's
+    arguments: a grade cut short and resumed (--resume) takes them instead of running them
+    again, so a task cut in its middle loses only the runs that had not ended."""
+
+    def __init__(self, grader, sub, task):
+        self.folder = grader.out / "checked" / "runs" / f"{sub.name}--{task.id}"
+        self.base = grader.stored_key(sub, task, "runs")
+        self.resume = getattr(grader.a, "resume", False)
+        self.taken = 0
+
+    def path(self, what):
+        text = json.dumps([self.base, what], sort_keys=True)
+        return self.folder / f"{hashlib.sha256(text.encode()).hexdigest()}.json"
+
+    def get(self, what):
+        path = self.path(what)
+        if not self.resume or not path.is_file():
+            return None
+        try:
+            data = json.loads(path.read_text())
+        except ValueError:  # unreadable: run it
+            return None
+        if data.get("what") != what:
+            return None
+        self.taken += 1
+        return data["verdict"]
+
+    def put(self, what, verdict):
+        path = self.path(what)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps({"what": what, "verdict": verdict}) + "\n")
+        os.replace(tmp, path)  # whole or absent
+
+
 # The lab tools' files that take no part in grading a submission: the self-test's catalogues
 # of planted code and the class generator's, and the tests (Grader.tree_digest leaves them out).
 PLANTS_AND_TESTS = re.compile(r"(corpus\w*|mistakes|exploits|make_class|test_\w+)\.py")
@@ -351,8 +389,12 @@ class Grader:
                                     hidden=self.hidden, sandbox=self.sandbox(bin_dir, sub.name),
                                     rules="rules" not in self.off(sub.name),
                                     trusted=lambda ch: self.ref_bin / ch, dumps=str(self.dumps),
-                                    trusted_sandbox=self.sandbox(self.ref_bin, sub.name))
+                                    trusted_sandbox=self.sandbox(self.ref_bin, sub.name),
+                                    memo=RunMemo(self, sub, task))
                 res = check_task(task, sub, lambda ch: bin_dir / ch, settings, built=built)
+                if settings.memo.taken:
+                    print(f"  {sub.name}/{task.id}: {settings.memo.taken} of its runs' verdicts taken from an earlier "
+                          "run cut short", flush=True)
             self.store(sub, task, "checked", res)
             return item, res
 
@@ -412,7 +454,8 @@ class Grader:
     # defences off (code_key), the settings that change a verdict (whether bubblewrap runs
     # here among them), a digest of the tree that grades (the chapters, common/, the build
     # files, the grader itself) and the GPU. --resume takes a stored result whose key
-    # matches instead of running it again; anything else runs.
+    # matches instead of running it again; anything else runs. Within a task, each run's
+    # verdict is kept as it ends (RunMemo), so a task cut in its middle resumes from there.
 
     def tree_digest(self):
         """Computed once (check_all asks before its threads start). Not in it: the self-test's

@@ -372,8 +372,9 @@ def grader_on_standin(tmp):
 
 def grade_resumed(work, hidden):
     """grade --resume takes the results an earlier run left in <out>/checked/ (the sheet
-    unchanged), and checks again a task whose code changed or whose stored key does not
-    match; without --resume nothing is taken."""
+    unchanged), and the verdicts of the runs of a task cut in its middle; it checks again a
+    task whose code changed or whose stored key does not match; without --resume nothing is
+    taken."""
     few, whole = work / "few", work / "part-whole"  # grade_in_parts's submissions and sheet
     lab = [sys.executable, str(LABS / "lab.py"), "grade", "standin"]
     common = ["--hidden", str(hidden), "--no-timing", "--timeout", "10"]
@@ -390,6 +391,16 @@ def grade_resumed(work, hidden):
     subs = len([p for p in few.iterdir() if p.is_dir()])
     expect(f"resumed: {subs} of {subs} submissions settled by stored results, not built again" in r.stdout,
            f"grade --resume builds no submission whose every task is stored ({check.first_line(r.stdout, 'resumed:')})")
+    # A task cut in its middle: its result not stored, its runs' verdicts kept as they ended.
+    cut = work / "resumed-cut"
+    shutil.copytree(whole, cut)
+    runs = sorted((cut / "checked" / "runs" / "reference--standin-sum").glob("*.json"))
+    (cut / "checked" / "reference--standin-sum.checked.json").unlink()
+    r = subprocess.run(lab + [str(few), "--out", str(cut), "--resume"] + common, capture_output=True, text=True)
+    expect(r.returncode == 0 and runs and sheet(cut) == sheet(whole) and
+           f"reference/standin-sum: {len(runs)} of its runs' verdicts taken from an earlier run cut short" in r.stdout,
+           f"grade --resume grades a task cut in its middle from the verdicts its runs left ({len(runs)} kept: "
+           f"{check.first_line(r.stdout, 'reference/standin-sum')})")
     changed = work / "few-changed"
     shutil.copytree(few, changed)
     region = T.task("standin-sum").regions[0].file

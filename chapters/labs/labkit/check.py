@@ -121,6 +121,10 @@ class Settings:
     trusted: object = None
     dumps: str = None
     trusted_sandbox: object = None
+    # Grading: the verdicts of this task's runs kept as they end (get(key) -> verdict or None,
+    # put(key, verdict)), so that a grade cut short and resumed runs again only what had not
+    # ended; get answers only with --resume.
+    memo: object = None
 
 
 @dataclass
@@ -218,9 +222,16 @@ def run_verdict(c, exe, args, settings):
     (common/bench/outputs.h). Elsewhere (lab.py check) the student's program alone."""
     if not settings.trusted:
         return verdict(run_checks(exe, args, settings), c.steps)
+    kept = settings.memo.get(["verdict", c.chapter, args]) if settings.memo else None
+    if kept is not None:
+        st, passed, total, lines = kept
+        return st, passed, total, list(lines)
     key, repeats = dump_key(c, args), repeats_of(args)
     with DUMPS.hold(key, repeats):
-        return across_the_boundary(c, exe, args, settings, lambda dumped: DUMPS.learn(key, dumped, repeats))
+        result = across_the_boundary(c, exe, args, settings, lambda dumped: DUMPS.learn(key, dumped, repeats))
+    if settings.memo and result[0] != "SKIP":
+        settings.memo.put(["verdict", c.chapter, args], list(result))
+    return result
 
 
 def dump_key(c, args):
@@ -630,7 +641,10 @@ def check_task(task, root, exe_of, settings, built=None):
             return res.fail("FAIL", f"hidden cases: {res.hidden[0]} of {res.hidden[1]} passed")
     # 6. the sanitizers at a small size
     if settings.sanitizer and not size and task.track != "standin":  # the stand-in runs on the CPU
-        st, detail = sanitize(task, exes, settings)
+        kept = settings.memo.get(["sanitize"]) if settings.memo else None
+        st, detail = kept if kept is not None else sanitize(task, exes, settings)
+        if settings.memo and kept is None and st != "SKIP":
+            settings.memo.put(["sanitize"], [st, detail])
         res.sanitizer = detail
         if st != "PASS":
             return res.fail(st, detail)
