@@ -794,6 +794,14 @@ def check_tree_digest():
            f"keeps {[f.name for f in kept if G.grades_nothing(f)] or 'the grader and the chapters'}")
 
 
+def check_hidden_example():
+    """The example hidden file gives every task of every GPU track hidden sizes (a task
+    without cases would only run the public sweep again with other seeds)."""
+    cases = json.loads((INSTRUCTOR / "hidden-example.json").read_text())["cases"]
+    missing = [t.id for t in T.TASKS if t.track != "standin" and not cases.get(t.id)]
+    expect(not missing, f"hidden-example.json: every GPU task has hidden cases {missing}")
+
+
 def check_timing_for():
     """--timing-for names submissions, or their tasks as SUBMISSION/TASK (the self-test times a
     planted solution's own task, not the reference's regions beside it)."""
@@ -995,6 +1003,7 @@ def check_standin(tmp):
         check_dump_budget()
         check_timing_for()
         check_tree_digest()
+        check_hidden_example()
         grader_on_standin(tmp)
 
 
