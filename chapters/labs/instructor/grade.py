@@ -144,8 +144,6 @@ class RunMemo:
             data = json.loads(path.read_text())
         except ValueError:  # unreadable: run it
             return None
-        if data.get("what") != what:
-            return None
         with self.lock:
             self.taken += 1
         return data["verdict"]

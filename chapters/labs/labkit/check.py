@@ -222,15 +222,24 @@ def run_verdict(c, exe, args, settings):
     (common/bench/outputs.h). Elsewhere (lab.py check) the student's program alone."""
     if not settings.trusted:
         return verdict(run_checks(exe, args, settings), c.steps)
-    kept = settings.memo.get(["verdict", c.chapter, args]) if settings.memo else None
-    if kept is not None:
-        st, passed, total, lines = kept
-        return st, passed, total, list(lines)
     key, repeats = dump_key(c, args), repeats_of(args)
-    with DUMPS.hold(key, repeats):
-        result = across_the_boundary(c, exe, args, settings, lambda dumped: DUMPS.learn(key, dumped, repeats))
+
+    def judged():
+        with DUMPS.hold(key, repeats):
+            return across_the_boundary(c, exe, args, settings, lambda dumped: DUMPS.learn(key, dumped, repeats))
+    return remembered(settings, ["verdict", c.chapter, args], judged)
+
+
+def remembered(settings, what, run_it):
+    """run_it()'s verdict (a list or tuple, its status first), or the one an earlier run of
+    the same grade kept for `what` (settings.memo: grading, with --resume); every verdict but
+    SKIP is kept as it ends."""
+    kept = settings.memo.get(what) if settings.memo else None
+    if kept is not None:
+        return kept
+    result = run_it()
     if settings.memo and result[0] != "SKIP":
-        settings.memo.put(["verdict", c.chapter, args], list(result))
+        settings.memo.put(what, list(result))
     return result
 
 
@@ -641,10 +650,7 @@ def check_task(task, root, exe_of, settings, built=None):
             return res.fail("FAIL", f"hidden cases: {res.hidden[0]} of {res.hidden[1]} passed")
     # 6. the sanitizers at a small size
     if settings.sanitizer and not size and task.track != "standin":  # the stand-in runs on the CPU
-        kept = settings.memo.get(["sanitize"]) if settings.memo else None
-        st, detail = kept if kept is not None else sanitize(task, exes, settings)
-        if settings.memo and kept is None and st != "SKIP":
-            settings.memo.put(["sanitize"], [st, detail])
+        st, detail = remembered(settings, ["sanitize"], lambda: sanitize(task, exes, settings))
         res.sanitizer = detail
         if st != "PASS":
             return res.fail(st, detail)
