@@ -29,6 +29,8 @@ namespace scope, a global of any kind. Named first, with their own reason:
 Files are the sandbox's business: inside it everything is read-only and /tmp is
 empty, so a region may open what it likes and change nothing.
 """
+import functools
+import hashlib
 import re
 import subprocess
 from pathlib import Path
@@ -53,6 +55,25 @@ CLONE = re.compile(r"(?:\.(?:constprop|isra|part|cold|lto_priv|localalias|clone|
 LIBRARY_TEMPLATE = re.compile(r"^(?:std|__gnu_cxx|__cxxabiv1|cuda::std)::")
 
 
+def by_content(read):
+    """`read(obj)` once per object content: a grade audits the reference's objects against
+    every submission's, and a submission's objects once per task; nm on every call cost
+    seconds per submission. Keyed by the bytes, not the path: a tree's objects are rebuilt
+    in place for each submission."""
+    seen = {}
+
+    @functools.wraps(read)
+    def wrapper(obj):
+        if obj is None:
+            return read(obj)
+        digest = hashlib.sha256(Path(obj).read_bytes()).digest()
+        if digest not in seen:
+            seen[digest] = read(obj)
+        return seen[digest]
+    return wrapper
+
+
+@by_content
 def symbols(obj):
     """({defined global names}, {undefined names}, static initialisers) of one object."""
     r = subprocess.run(["nm", "-C", "--defined-only", "-g", str(obj)], capture_output=True, text=True)
@@ -86,6 +107,7 @@ def _plain(name):
     return "".join(out).strip()
 
 
+@by_content
 def init_size(obj):
     """Bytes of the object's static-initialiser functions (_GLOBAL__sub_I_*): GCC puts
     every dynamic initialiser of a file into one, so a new one grows it."""
@@ -137,6 +159,7 @@ def normal(mangled):
     return re.sub(r"^_GLOBAL__sub_I_.*", "_GLOBAL__sub_I_", name)
 
 
+@by_content
 def definitions(obj):
     """{normal(mangled name): (nm type, demangled name)} of every symbol the object
     defines, global or local (not the assembler's labels and COMDAT group names)."""

@@ -29,6 +29,10 @@
               finding; a raw string that would forge a line marker is rejected as
               written; on the scan track std::sort in the warp scan does not compile
               (no library is in reach of a kernel there)
+  segments    the preprocessor output's runs of a region's file, found by a search for
+              its name, are those a read of every line marker finds: with a file
+              whose name ends the same way (my_scan.cuh), `#line` and `# N` markers,
+              a name that a marker escapes, and a file the output does not show
   fortified   a plant that defines a C library function (REWRITING_PUTS) compiles where
               glibc's stdio is fortified, as on the GPU machines; a printf plant, the
               control, does not
@@ -384,6 +388,38 @@ def test_line_marker_forgery(copy):
     expect(raw, f"as written: a raw string holding a line marker ('# 1 \"/elsewhere\"') is 'directive' {texts(raw)}")
 
 
+def every_marker_segments(text, cwd, wanted):
+    """expanded.segments as it was written first: every line marker read in turn."""
+    out, marks = {f: [] for f in wanted}, list(expanded.MARKER_LINE.finditer(text))
+    for k, m in enumerate(marks):
+        f = os.path.realpath(os.path.join(cwd, expanded._unescape(m.group(2))))  # noqa: SLF001
+        stop = marks[k + 1].start() if k + 1 < len(marks) else len(text)
+        if f in out and m.end() + 1 < stop:
+            out[f].append((int(m.group(1)), text[m.end() + 1:stop]))
+    return out
+
+
+def test_segments_unit():
+    """expanded.segments searches for the wanted files' names; a read of every marker is the
+    reference it must agree with."""
+    text = "\n".join([
+        '# 1 "/w/a.cu"', "int a;",
+        '# 1 "/w/inc/scan.cuh" 1', "int s1;", "int s2;",
+        '# 3 "/w/inc/my_scan.cuh" 1', "int decoy;",
+        '#line 7 "/w/inc/scan.cuh"', "int s7;",
+        '# 4 "inc/scan.cuh" 2', "int relative;",
+        '# 9 "/w/we\\"ird.cuh"', "int weird;",
+        '# 5 "/w/a.cu" 2', "int tail;",
+        '# 1 "/w/inc/scan.cuh" 1', "int last;"]) + "\n"
+    cases = [["/w/inc/scan.cuh"], ["/w/inc/my_scan.cuh", "/w/inc/scan.cuh"], ['/w/we"ird.cuh'], ["/w/absent.cuh"]]
+    for wanted in cases:
+        got, want = expanded.segments(text, "/w", wanted), every_marker_segments(text, "/w", wanted)
+        expect(got == want, f"segments: {wanted}: the name search finds what every marker finds {got} {want}")
+    scan = expanded.segments(text, "/w", ["/w/inc/scan.cuh"])["/w/inc/scan.cuh"]
+    expect([first for first, _ in scan] == [1, 7, 4, 1] and "decoy" not in "".join(t for _, t in scan),
+           f"segments: scan.cuh's four runs, not my_scan.cuh's {scan}")
+
+
 def test_compiled_scan(copy):
     ws, lb, ds = T.task("warp-scan"), T.task("lookback"), T.task("digit-scatter")
     for task in (ws, lb, ds):
@@ -577,6 +613,7 @@ def main():
     try:
         timed(test_bounds, tmp)
         timed(test_agreement_unit)
+        timed(test_segments_unit)
         standin = timed(setup_copy, "standin", tmp, STANDIN_SETUP)
         timed(test_audit_standin, standin, tmp)
         timed(test_compiled_standin, standin)

@@ -49,6 +49,14 @@ _CACHE = {}
 def commands(build_dir):
     """[{file, directory, argv}] of the build's translation units (compile_commands.json)."""
     path = Path(build_dir) / "compile_commands.json"
+    st = path.stat()
+    key = ("commands", str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _CACHE:
+        _CACHE[key] = _commands(path)
+    return [dict(e) for e in _CACHE[key]]
+
+
+def _commands(path):
     out = []
     for e in json.loads(path.read_text()):
         argv = e.get("arguments") or shlex.split(e["command"])
@@ -74,10 +82,14 @@ def _include_dirs(argv, cwd):
     return dirs
 
 
-def closure(tu, argv, cwd, root):
+def closure(tu, argv, cwd, root, memo=None):
     """The files under `root` that the translation unit `tu` includes, directly or not
-    (an over-estimate: every #include line counts, whatever #if it is under)."""
-    root = os.path.realpath(root)
+    (an over-estimate: every #include line counts, whatever #if it is under). `memo`, a
+    dict that one expand() shares across the build's translation units, keeps each file's
+    #include lines and each name's resolution, which most units repeat: without it, the
+    path lookups of 80-odd units took most of a grade's time before any check."""
+    memo = {} if memo is None else memo
+    root = memo.setdefault(("root", root), os.path.realpath(root))
     dirs = _include_dirs(argv, cwd)
     seen, todo = set(), [os.path.realpath(tu)]
     while todo:
@@ -85,15 +97,20 @@ def closure(tu, argv, cwd, root):
         if f in seen:
             continue
         seen.add(f)
-        try:
-            text = Path(f).read_text(errors="replace")
-        except OSError:
-            continue
-        for kind, name in INCLUDE.findall(text):
+        if ("inc", f) not in memo:
+            try:
+                memo[("inc", f)] = INCLUDE.findall(Path(f).read_text(errors="replace"))
+            except OSError:
+                memo[("inc", f)] = []
+        for kind, name in memo[("inc", f)]:
             places = ([os.path.dirname(f)] if kind == '"' else []) + dirs
             for d in places:
-                p = os.path.realpath(os.path.join(d, name))
-                if os.path.isfile(p):
+                key = ("path", d, name)
+                if key not in memo:
+                    p = os.path.realpath(os.path.join(d, name))
+                    memo[key] = p if os.path.isfile(p) else None
+                p = memo[key]
+                if p:
                     if p.startswith(root + os.sep):
                         todo.append(p)
                     break
@@ -125,7 +142,15 @@ def _strip(argv, source, cwd):
 
 def passes(entry):
     """[(label, argv)] of the preprocessor runs of one translation unit; argv writes to
-    the placeholder OUTPUT. nvcc: the -E runs of its own --dryrun (host and device)."""
+    the placeholder OUTPUT. nvcc: the -E runs of its own --dryrun (host and device), asked
+    once per command and folder (the dry run reads no source)."""
+    key = ("passes", tuple(entry["argv"]), entry["directory"], entry["file"])
+    if key not in _CACHE:
+        _CACHE[key] = _passes(entry)
+    return _CACHE[key]
+
+
+def _passes(entry):
     cwd = entry["directory"]
     src = entry["file"]
     rel = next((a for a in entry["argv"] if os.path.realpath(os.path.join(cwd, a)) == src), src)
@@ -157,21 +182,40 @@ def _unescape(name):
     return re.sub(r"\\(.)", r"\1", name)
 
 
+def _marker_lines(text, names):
+    """The line markers whose file name ends in one of `names` (a string search for the
+    name and its closing quote, then the marker pattern on that line), in text order."""
+    found = {}
+    for n in names:
+        at = text.find(n + '"')
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            m = MARKER_LINE.match(text, start)
+            if m and m.start(2) <= at < m.end(2):
+                found[start] = m
+            at = text.find(n + '"', at + 1)
+    return [found[k] for k in sorted(found)]
+
+
 def segments(text, cwd, wanted):
     """{file: [(first line, text)]}: the runs of output lines of each wanted file (real
-    paths), numbered as in that file, from the preprocessor's line markers."""
+    paths), numbered as in that file, from the preprocessor's line markers. Only markers
+    whose name ends as a wanted file's does are read, each up to the marker after it: a
+    unit's output has some 14,000 markers, a region's file a few hundred."""
     out = {f: [] for f in wanted}
+    names = {os.path.basename(f) for f in wanted}
+    marks = MARKER_LINE.finditer(text) if any('"' in n or "\\" in n for n in names) else _marker_lines(text, names)
     known = {}
-    marks = list(MARKER_LINE.finditer(text))
-    for k, m in enumerate(marks):
+    for m in marks:
         name = _unescape(m.group(2))
         if name not in known:
             known[name] = os.path.realpath(os.path.join(cwd, name))
         f = known[name]
         if f not in out:
-            continue
+            continue  # another file (my_scan.cuh beside scan.cuh)
         begin = m.end() + 1  # the line after the marker
-        stop = marks[k + 1].start() if k + 1 < len(marks) else len(text)
+        after = MARKER_LINE.search(text, m.end())
+        stop = after.start() if after else len(text)
         if begin < stop:
             out[f].append((int(m.group(1)), text[begin:stop]))
     return out
@@ -210,11 +254,11 @@ def expand(root, build_dir, files, jobs=None):
         entries = commands(build_dir)
     except (OSError, ValueError, KeyError) as e:
         return {}, [f"cannot read the build's compile commands in {build_dir}: {e}"]
-    work = []
+    work, memo = [], {}
     for e in entries:
         if not e["file"].startswith(str(root) + os.sep):
             continue
-        inc = closure(e["file"], e["argv"], e["directory"], root)
+        inc = closure(e["file"], e["argv"], e["directory"], root, memo)
         mine = [w for w in wanted if w in inc]
         if mine:
             work.append((e, mine, _digest(inc)))
@@ -234,7 +278,7 @@ def expand(root, build_dir, files, jobs=None):
             _CACHE[key] = run_pass(argv, e["directory"], list(wanted))
         return _CACHE[key]
 
-    out = {f: [] for f in files}
+    out, tokenized = {f: [] for f in files}, {}
     workers = jobs or max(1, min(4, len(os.sched_getaffinity(0))))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         futures = [(job, pool.submit(one, job)) for job in jobs_list]
@@ -246,11 +290,11 @@ def expand(root, build_dir, files, jobs=None):
                 problems.append(f"{tu} ({label}): {err}")
                 continue
             for w in mine:
-                toks = []
-                for first, text in segs.get(w, []):
-                    for t in cxx.tokens(text):
-                        toks.append(cxx.Token(t.kind, t.text, first + t.line - 1))
-                out[wanted[w]].append((tu, label, toks))
+                key = tuple(segs.get(w, []))  # most units' passes show a header the same way
+                if key not in tokenized:
+                    tokenized[key] = [cxx.Token(t.kind, t.text, first + t.line - 1)
+                                      for first, text in key for t in cxx.tokens(text)]
+                out[wanted[w]].append((tu, label, tokenized[key]))
     for f in files:
         if not out[f] and not problems:
             problems.append(f"no translation unit of the build includes {f}")
