@@ -85,11 +85,10 @@ def _include_dirs(argv, cwd):
 def closure(tu, argv, cwd, root, memo=None):
     """The files under `root` that the translation unit `tu` includes, directly or not
     (an over-estimate: every #include line counts, whatever #if it is under). `memo`, a
-    dict that one expand() shares across the build's translation units, keeps each file's
-    #include lines and each name's resolution, which most units repeat: without it, the
-    path lookups of 80-odd units took most of a grade's time before any check."""
+    dict that one expand() shares across the build's 80-odd translation units, keeps each
+    file's #include lines and each name's resolution, which most units repeat."""
     memo = {} if memo is None else memo
-    root = memo.setdefault(("root", root), os.path.realpath(root))
+    root = os.path.realpath(root)
     dirs = _include_dirs(argv, cwd)
     seen, todo = set(), [os.path.realpath(tu)]
     while todo:
