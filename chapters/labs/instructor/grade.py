@@ -63,6 +63,13 @@ SHEET = ["student", "track", "task", "status", "score", "detail", "public_passed
 DEFENCES = ("rules", "audit", "sandbox")  # what --without can switch off (the self-test's proofs only)
 
 
+def say(line):
+    """One line of progress from a thread of the checks: one write, so that two threads'
+    lines do not interleave (print writes the text and its newline apart)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def usage_error(message):
     """A bad option: one line on stderr, exit code 2."""
     print(f"error: {message}", file=sys.stderr)
@@ -370,11 +377,14 @@ class Grader:
         self.dumps.mkdir(exist_ok=True)
         self.tree_digest()  # for the stored results' keys, once, before the threads
 
+        taken = set()  # the (student, task) pairs a stored result settled: printed once, as resumed
+
         def one(item):
             sub, task = item
             kept = self.stored(sub, task, "checked")
             if kept:
-                print(f"  resumed {sub.name}/{task.id}: {kept.status} (checked by an earlier run)", flush=True)
+                taken.add((sub.name, task.id))
+                say(f"  resumed {sub.name}/{task.id}: {kept.status} (checked by an earlier run)")
                 return item, kept
             early, built = self.builds[sub.name]
             res = TaskResult(task.id, sources=regions.sources_digest(sub, task), seed=self.a.seed)
@@ -393,8 +403,8 @@ class Grader:
                                     memo=RunMemo(self, sub, task))
                 res = check_task(task, sub, lambda ch: bin_dir / ch, settings, built=built)
                 if settings.memo.taken:
-                    print(f"  {sub.name}/{task.id}: {settings.memo.taken} of its runs' verdicts taken from an earlier "
-                          "run cut short", flush=True)
+                    say(f"  {sub.name}/{task.id}: {settings.memo.taken} of its runs' verdicts taken from an earlier "
+                        "run cut short")
             self.store(sub, task, "checked", res)
             return item, res
 
@@ -427,6 +437,8 @@ class Grader:
                         self.same_code[(other.name, t.id)] = (sub.name, task.id)
                         if other is not sub:  # kept for --resume as the first member's is
                             self.store(other, t, "checked", copy)
+                    if (sub.name, task.id) in taken:
+                        continue
                     print(f"  checked {sub.name}/{task.id}: {res.status} ({time.monotonic() - start:.0f} s)"
                           + (f", the same code as {len(members) - 1} more" if len(members) > 1 else "")
                           + (f": {first_words(res.detail)}" if res.status != "PASS" and res.detail else ""),
@@ -503,6 +515,9 @@ class Grader:
                 return None
             fields = dict(data["result"])
             fields["findings"] = [static.Finding(**f) for f in fields.get("findings", [])]
+            # JSON keeps a (file, sha256) pair as a list: back to the tuple that a fresh result
+            # holds (the sheet's list of sources hashes it)
+            fields["sources"] = [tuple(x) for x in fields.get("sources", [])]
             return TaskResult(**fields)
         except (ValueError, KeyError, TypeError):  # unreadable, or written by another version: run it
             return None

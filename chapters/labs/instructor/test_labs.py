@@ -553,7 +553,8 @@ def check_requirements():
     g.out = g.work / "out"  # where each checked task's result is kept (grade --resume)
     g.ref_bin = g.work / "reference-bin"  # where build_all puts the reference programs
     subs = [Path(n) for n in ("all-pass", "broken-scan", "slow-lookback", "stub-scan")]
-    g.builds = {s.name: ({"warp-scan": ("NOT_IMPLEMENTED", "stub")} if s.name == "stub-scan" else {},
+    stubs = {"warp-scan": ("NOT_IMPLEMENTED", "stub"), "lookback": ("NOT_IMPLEMENTED", "stub")}
+    g.builds = {s.name: (dict(stubs) if s.name == "stub-scan" else {},
                          {c.chapter: (True, "") for t in tasks for c in t.checks}) for s in subs}
     real_check, real_digest = G.check_task, G.regions.sources_digest
 
@@ -561,18 +562,32 @@ def check_requirements():
         ran.append((Path(sub).name, task.id))
         return check.TaskResult(task.id, status=table.get((Path(sub).name, task.id), "PASS"))
 
-    G.check_task, G.regions.sources_digest = fake_check, lambda sub, task: []
+    G.check_task = fake_check
+    G.regions.sources_digest = lambda sub, task: [(f"chapters/{task.id}.cuh", "0" * 64)]
     try:
-        got = {(s, t): r.status for (s, t), r in g.check_all(subs).items()}
+        first = g.check_all(subs)
+        got = {(s, t): r.status for (s, t), r in first.items()}
         # --resume over what that run stored: every submission settled (a NOT_RUN task needs no
         # stored result), none built, none checked again, the same statuses
         g.a.resume, g.a.no_timing, before = True, True, len(ran)
         g.settled = {s.name for s in subs if g.all_stored(s)}
         g.builds = {s.name: ({}, {}) for s in subs}
-        again = {(s, t): r.status for (s, t), r in g.check_all(subs).items()}
+        resumed = g.check_all(subs)
+        again = {(s, t): r.status for (s, t), r in resumed.items()}
         expect(g.settled == {s.name for s in subs} and again == got and len(ran) == before,
                f"grade --resume: stored results settle every submission, NOT_RUN tasks included, and nothing runs "
                f"again (settled {sorted(g.settled)}, {len(ran) - before} runs)")
+        # a stored result read back is the result that was stored, to its sources' (file, sha256)
+        # pairs, and its sheet is written (a stub's own NOT_IMPLEMENTED below a stub is taken as read)
+        differ = sorted(k for k in first if resumed[k] != first[k])
+        try:
+            for s in subs:
+                G.write_report(g.work, s.name, "scan", [resumed[(s.name, t.id)] for t in tasks], {})
+            wrote = ""
+        except TypeError as e:
+            wrote = f"; the sheet: {e}"
+        expect(not differ and not wrote, f"grade --resume: every stored result reads back as it was stored "
+               f"and the sheets are written (differ: {differ}{wrote})")
     finally:
         G.check_task, G.regions.sources_digest = real_check, real_digest
         shutil.rmtree(g.work, ignore_errors=True)
@@ -580,7 +595,7 @@ def check_requirements():
             ("broken-scan", "warp-scan"): "FAIL", ("broken-scan", "lookback"): "NOT_RUN",
             ("broken-scan", "digit-scatter"): "NOT_RUN", ("slow-lookback", "warp-scan"): "PASS",
             ("slow-lookback", "lookback"): "TIMEOUT", ("slow-lookback", "digit-scatter"): "NOT_RUN",
-            ("stub-scan", "warp-scan"): "NOT_IMPLEMENTED", ("stub-scan", "lookback"): "NOT_RUN",
+            ("stub-scan", "warp-scan"): "NOT_IMPLEMENTED", ("stub-scan", "lookback"): "NOT_IMPLEMENTED",
             ("stub-scan", "digit-scatter"): "NOT_RUN"}
     expect(got == want, "grader: a task whose required task does not pass is NOT_RUN"
            + ("" if got == want else f" (got {got})"))
