@@ -94,6 +94,11 @@ int main() {
   expect(true, bench::measure(plain, row, d, cache), "a cached answer, ordinary timing");
   cached = NAN;
   expect(false, bench::measure(graded, row, d, cache), "a cached answer, graded (new input)");
+  // A vendor row is the library's code: the graded timing times it as the ordinary one does.
+  bench::Row vendor = row;
+  vendor.role = "vendor";
+  cached = NAN;
+  expect(true, bench::measure(graded, vendor, d, cache), "a vendor row, graded (timed as usual)");
 
   // Right every time, but every run after the checked one gives other bits than it: a
   // row that asks for the same bits fails, one that does not passes. (On 80c0359 the
