@@ -11,8 +11,9 @@ was written once). This test runs PROGRAM --graded-timing --json --reps 2 --warm
 ARGS (ARGS keep the run short) and passes when
   - the program exits 2 with one line naming --graded-timing (it does not offer it), or
   - it exits 0 and every measured row (n > 0; not a host row, role "cpu" or "lesson";
-    not a ceiling the chapter times outside its problem, such as chapter 12's
-    host-to-device copy) carries the graded timing's record (extra graded_wrong),
+    not a vendor row, role "vendor", the library's code, which the protocol times the
+    ordinary way; not a ceiling the chapter times outside its problem, such as chapter
+    12's host-to-device copy) carries the graded timing's record (extra graded_wrong),
     with at least one row.
 Exit 77 (no GPU) is passed on as a skip; with REQUIRE_GPU=1 the program fails instead.
 Run it with the GPU to itself: another process's kernels on the same GPU delay the
@@ -25,7 +26,7 @@ import subprocess
 import sys
 
 SKIP = 77
-HOST_ROLES = ("cpu", "lesson")
+UNGRADED_ROLES = ("cpu", "lesson", "vendor")  # host rows, and the library's rows
 UNCHECKED = {("12", "h2d-copy-pinned")}  # (chapter, variant): copies only, nothing of ours to check
 
 
@@ -35,7 +36,7 @@ def rows_without_graded(stdout):
         if not line.startswith('{"record":"result"'):
             continue
         r = json.loads(line)
-        if r.get("n", 0) <= 0 or r.get("role") in HOST_ROLES or (r.get("chapter"), r["variant"]) in UNCHECKED:
+        if r.get("n", 0) <= 0 or r.get("role") in UNGRADED_ROLES or (r.get("chapter"), r["variant"]) in UNCHECKED:
             continue
         rows += 1
         if "graded_wrong" not in (r.get("extra") or {}):
