@@ -125,7 +125,8 @@ struct RowData {
 // where the steps' are "step"; `extra` adds the sweep's p): first with one timed run
 // and no warm-up, then, unless that run took longer than kSlowRunMs, again with opt's
 // reps (the first measurement is not reported then). With --graded-timing measure()
-// reseeds the input for every call and restores it after each row.
+// reseeds the input for every call of a step's row (CUB's rows are timed the ordinary way)
+// and restores it after each row.
 void bench_rows(Context& c, const sw::CommonOptions& opt, Input& in, uint32_t bins,
                 const std::string& role, bool all_sizes,
                 const std::map<std::string, double>& extra = {}) {
