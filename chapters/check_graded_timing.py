@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 SKIP = 77
-UNGRADED_ROLES = ("cpu", "lesson")  # host rows
+HOST_ROLES = ("cpu", "lesson")
 GRADED_KEYS = ("graded_wrong", "graded_as_usual")  # a graded row's record, a vendor row's
 UNCHECKED = {("12", "h2d-copy-pinned")}  # (chapter, variant): copies only, nothing of ours to check
 
@@ -39,7 +39,7 @@ def rows_without_graded(stdout):
         if not line.startswith('{"record":"result"'):
             continue
         r = json.loads(line)
-        if r.get("n", 0) <= 0 or r.get("role") in UNGRADED_ROLES or (r.get("chapter"), r["variant"]) in UNCHECKED:
+        if r.get("n", 0) <= 0 or r.get("role") in HOST_ROLES or (r.get("chapter"), r["variant"]) in UNCHECKED:
             continue
         rows += 1
         if not any(k in (r.get("extra") or {}) for k in GRADED_KEYS):

@@ -15,8 +15,8 @@ import check_graded_timing as cgt  # noqa: E402
 
 
 def row(variant, role, extra, n=1024):
-    return '{"record":"result",' + json.dumps(
-        {"variant": variant, "role": role, "n": n, "chapter": "06", "extra": extra})[1:]
+    return json.dumps({"record": "result", "variant": variant, "role": role, "n": n, "chapter": "06",
+                       "extra": extra}, separators=(",", ":"))
 
 
 CASES = [  # (what, rows, counted, missing variants)

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """How busy a GPU machine's CPU and GPU were while a call ran, a line a minute.
 
-    python3 docs/evidence/machine_load_summary.py VMSTAT_LOG SMI_LOG [--every SECONDS]
+    python3 docs/evidence/machine_load_summary.py VMSTAT_LOG SMI_LOG [--every SECONDS] [--gpu N]
 
 VMSTAT_LOG is `vmstat -t 5` output; SMI_LOG is `nvidia-smi --query-gpu=timestamp,
 utilization.gpu,memory.used,power.draw --format=csv -l 5` output, both sampled every 5 s
-during the call. Each line averages the samples of one window: CPU busy (user + system, % of
+during the call. On a machine of several GPUs the query has `index` after the timestamp
+and --gpu N reads GPU N's lines only. Each line averages the samples of one window: CPU busy (user + system, % of
 every core), processes ready to run, GPU busy (% of the time a kernel ran), GPU memory and
 power. A CPU and a GPU both well below 100 % mean the work ran too few things at once.
 """
@@ -24,11 +25,17 @@ def vmstat(path):
     return rows[1:]  # vmstat's first line averages since boot
 
 
-def smi(path):
-    """(time, GPU busy %, memory MiB, power W) per sample."""
+def smi(path, gpu=None):
+    """(time, GPU busy %, memory MiB, power W) per sample (of GPU `gpu` where the log has
+    an index column)."""
     rows = []
     for line in open(path):
         f = [x.strip() for x in line.split(",")]
+        if len(f) == 5 and f[1].isdigit():  # timestamp, index, ...
+            if gpu is None:
+                sys.exit(f"machine_load_summary: {path} has several GPUs' lines: say which with --gpu")
+            if int(f.pop(1)) != gpu:
+                continue
         if len(f) != 4 or not f[1].endswith("%"):
             continue
         t = dt.datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f")
@@ -41,8 +48,9 @@ def main():
     p.add_argument("vmstat")
     p.add_argument("smi")
     p.add_argument("--every", type=int, default=60, help="seconds a line (default 60)")
+    p.add_argument("--gpu", type=int, help="the GPU (index) of a log with an index column")
     a = p.parse_args()
-    cpu, gpu = vmstat(a.vmstat), smi(a.smi)
+    cpu, gpu = vmstat(a.vmstat), smi(a.smi, a.gpu)
     if not cpu or not gpu:
         sys.exit(f"machine_load_summary: no samples in {a.vmstat if not cpu else a.smi}")
     start = min(cpu[0][0], gpu[0][0].replace(microsecond=0))
