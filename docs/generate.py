@@ -1142,9 +1142,11 @@ STABILITY_LIMIT = 1.02  # the grader's goal: a speed ratio that varies by at mos
 def stability_block(attrs, doc_path):
     """The stability runs of the lab grader (lab.py selftest TRACK --stability N) in the folders
     dirs= (comma-separated, each docs/runs/labs/<gpu>): per track and task, the grades, their
-    statuses and the spread of the speed ratio, read from each <track>-stability/grades.csv."""
-    lines = ["| GPU | track | task | grades | statuses | speed ratio min | median | max | max/min | "
-             "inside 2% |", "|---|---|---|---:|---|---:|---:|---:|---:|---|"]
+    statuses, the speed bands the reports gave and the spread of the speed ratio, read from each
+    <track>-stability/grades.csv, and the commit graded, from its tree.txt ("not recorded" for
+    the runs made before .ci/gpu-run wrote that file)."""
+    lines = ["| GPU | track | tree | task | grades | statuses | speed bands | speed ratio min | median | max | "
+             "max/min | inside 2% |", "|---|---|---|---|---:|---|---|---:|---:|---:|---:|---|"]
     sources = []
     for rel_dir in attrs["dirs"].split(","):
         folders = sorted(glob.glob(os.path.join(ROOT, rel_dir, "*-stability", "grades.csv")))
@@ -1155,15 +1157,18 @@ def stability_block(attrs, doc_path):
                 rows = list(csv.DictReader(f))
             track = os.path.basename(os.path.dirname(sheet))[:-len("-stability")]
             gpu = next((r["gpu"] for r in rows if r.get("gpu")), os.path.basename(rel_dir))
+            tree_file = os.path.join(os.path.dirname(sheet), "tree.txt")  # written by .ci/gpu-run stability
+            tree = f"`{open(tree_file).read().strip()}`" if os.path.exists(tree_file) else "not recorded"
             for task in dict.fromkeys(r["task"] for r in rows):
                 mine = [r for r in rows if r["task"] == task]
                 ratios = [float(r["speed_ratio"]) for r in mine if r.get("speed_ratio")]
                 statuses = ", ".join(sorted({r["status"] for r in mine}))
+                bands = ", ".join(sorted({r["speed_band"] for r in mine if r.get("speed_band")})) or "not recorded"
                 if not ratios:
-                    lines.append(f"| {gpu} | `{track}` | `{task}` | {len(mine)} | {statuses} | | | | | |")
+                    lines.append(f"| {gpu} | `{track}` | {tree} | `{task}` | {len(mine)} | {statuses} | {bands} | | | | | |")
                     continue
                 spread = max(ratios) / min(ratios)
-                lines.append(f"| {gpu} | `{track}` | `{task}` | {len(mine)} | {statuses} | {min(ratios):.3f} | "
+                lines.append(f"| {gpu} | `{track}` | {tree} | `{task}` | {len(mine)} | {statuses} | {bands} | {min(ratios):.3f} | "
                              f"{statistics.median(ratios):.3f} | {max(ratios):.3f} | {spread:.4f} | "
                              f"{'yes' if spread <= STABILITY_LIMIT else 'no'} |")
             link = os.path.relpath(os.path.dirname(sheet), os.path.dirname(doc_path))
