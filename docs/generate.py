@@ -1158,7 +1158,10 @@ def stability_block(attrs, doc_path):
             track = os.path.basename(os.path.dirname(sheet))[:-len("-stability")]
             gpu = next((r["gpu"] for r in rows if r.get("gpu")), os.path.basename(rel_dir))
             tree_file = os.path.join(os.path.dirname(sheet), "tree.txt")  # written by .ci/gpu-run stability
-            tree = f"`{open(tree_file).read().strip()}`" if os.path.exists(tree_file) else "not recorded"
+            tree = "not recorded"
+            if os.path.exists(tree_file):
+                with open(tree_file) as f:
+                    tree = f"`{f.read().strip()}`"
             for task in dict.fromkeys(r["task"] for r in rows):
                 mine = [r for r in rows if r["task"] == task]
                 ratios = [float(r["speed_ratio"]) for r in mine if r.get("speed_ratio")]
@@ -1172,7 +1175,7 @@ def stability_block(attrs, doc_path):
                              f"{statistics.median(ratios):.3f} | {max(ratios):.3f} | {spread:.4f} | "
                              f"{'yes' if spread <= STABILITY_LIMIT else 'no'} |")
             link = os.path.relpath(os.path.dirname(sheet), os.path.dirname(doc_path))
-            sources.append(f"[`{track}`]({link}/stability.md)")
+            sources.append(f"[`{track}` on {gpu}]({link}/stability.md)")
     text = "\n" + "\n".join(lines) + f"\n\n*From the grade sheets of {', '.join(sources)}.*\n"
     if "probe" in attrs:
         text += noise_probe_table(attrs["probe"], doc_path)
