@@ -19,7 +19,7 @@ for line in open(sys.argv[1]):
     if "ninja" in cmd or "meson setup" in cmd:
         k = "build (" + cmd.split()[0] + ")"
     elif "compute-sanitizer" in cmd:
-        k = "sanitizer " + re.search(r"--tool (\w+)", cmd)[1] + " " + re.search(r"/(1\d_\w+)", cmd)[1]
+        k = "sanitizer " + re.search(r"--tool (\w+)", cmd)[1] + " " + re.search(r"/(\d\d_\w+)", cmd)[1]
     elif "--check-outputs" in cmd:
         k = "judged by the reference (--check-outputs)"
     elif "--verify-only" in cmd:
