@@ -7,6 +7,7 @@
 # the grader's boundary: the submission's program with --dump-outputs DIR, then the reference
 # program with --check-outputs DIR (here the same program twice). The shapes are the grader's:
 # the hidden example's cases and the repeats' shape (chapters/labs/tasks.py).
+#   0. the cuBLAS libraries the program links, and what loading them alone costs;
 #   1. alone: wall, user and system CPU seconds (bash's time) of the dump and of its check, for
 #      the smallest product (1 x 1 x 1: what a process costs before any work), the grader's
 #      cases, the chapter's own sweep and the repeats' --repeat 10; then the smallest product
@@ -40,6 +41,11 @@ both() {  # label program args...: the dump, then its check
   one "$label" dump "$D/a" "$@"
   one "$label" check "$D/a" "$@"
 }
+echo "== 0. the libraries a gemm program loads, and loading cuBLAS alone (python3 with and without it)"
+ldd "$M/19_sgemm" | awk '/cublas|cudart|nvml/ {print $1, $3}'
+lib=$(ldd "$M/19_sgemm" | awk '/libcublas\.so/ {print $3}')
+echo "python3 alone: $({ time python3 -c 'pass'; } 2>&1)"
+echo "python3 loading $lib: $({ time python3 -c "import ctypes; ctypes.CDLL('$lib')"; } 2>&1)"
 echo "== 1. alone"
 V=(--variant shared-tiles)
 both 19-1x1x1 "$M/19_sgemm" "${S[@]}" "${V[@]}" --m 1 --n 1 --k 1
