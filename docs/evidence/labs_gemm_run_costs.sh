@@ -25,22 +25,8 @@ TIMEFORMAT="%R %U %S"
 mkdir -p "$D"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | head -1
 echo "cores $(nproc)"
-echo "# label  side  wall user sys (seconds)  records ok"
-ok() { grep -c '"ok":true' "$1"; }
-one() {  # label dump|check dir program args...: one run, timed
-  local label=$1 side=$2 dir=$3 tt
-  shift 3
-  [ "$side" = dump ] && rm -rf "$dir" && mkdir -p "$dir"
-  tt=$({ time timeout 200 "$@" "--$side-outputs" "$dir" > /tmp/evidence-gemm.out 2>&1; } 2>&1)
-  echo "$label $side  $tt  $(ok /tmp/evidence-gemm.out)"
-  [ "$side" = check ] && rm -rf "$dir"
-}
-both() {  # label program args...: the dump, then its check
-  local label=$1
-  shift
-  one "$label" dump "$D/a" "$@"
-  one "$label" check "$D/a" "$@"
-}
+echo "# label  side  wall user sys (seconds)  records ok  bytes dumped"
+. "$(dirname "$0")/lib/boundary_runs.sh"  # one, both: a checked run across the boundary, timed
 echo "== 0. the libraries a gemm program loads, and loading cuBLAS alone (python3 with and without it)"
 ldd "$M/19_sgemm" | awk '/cublas|cudart|nvml/ {print $1, $3}'
 lib=$(ldd "$M/19_sgemm" | awk '/libcublas\.so/ {print $3}')

@@ -23,22 +23,7 @@ mkdir -p "$D"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader
 echo "cores $(nproc)"
 echo "# label  wall user sys (seconds)  records ok  bytes dumped"
-ok() { grep -c '"ok":true' "$1"; }
-one() {  # label dump|check dir program args...: one run, timed
-  local label=$1 side=$2 dir=$3 tt bytes=0
-  shift 3
-  [ "$side" = dump ] && rm -rf "$dir" && mkdir -p "$dir"
-  tt=$({ time timeout 200 "$@" "--$side-outputs" "$dir" > /tmp/evidence-run.out 2>&1; } 2>&1)
-  [ "$side" = dump ] && bytes=$(du -sb "$dir" | cut -f1)
-  echo "$label $side  $tt  $(ok /tmp/evidence-run.out)  $bytes"
-  [ "$side" = check ] && rm -rf "$dir"
-}
-both() {  # label program args...: the dump, then its check
-  local label=$1
-  shift
-  one "$label" dump "$D/a" "$@"
-  one "$label" check "$D/a" "$@"
-}
+. "$(dirname "$0")/lib/boundary_runs.sh"  # one, both: a checked run across the boundary, timed
 echo "== 1. alone"
 both 16-lookback-vec-n1 "$M/16_scan" "${S[@]}" --n 1 --variant lookback-vec
 both 16-lookback-vec "$M/16_scan" "${S[@]}" "${W[@]}" --variant lookback-vec
