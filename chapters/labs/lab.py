@@ -31,7 +31,8 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import tasks as T  # noqa: E402
 from labkit import regions  # noqa: E402
-from labkit.check import Settings, build, check_task, disagreement, physical_floor, timed_record  # noqa: E402
+from labkit.check import (Settings, build, check_task, disagreement, physical_floor, speed_figure,  # noqa: E402
+                          timed_record)
 from labkit.runner import EXIT_SKIP, gpu_present, run  # noqa: E402
 
 TRACK_FILE = "chapters/labs/track.txt"   # present in a student copy only: its track
@@ -86,8 +87,8 @@ def print_result(r, track):
         line += f" {r.public[0]}/{r.public[1]} checks"
     s = r.speed
     if s.get("gbps") is not None:
-        line += f"  {s['gbps']:.0f} GB/s"
-        if s.get("pct_of_copy") is not None:
+        line += f"  {speed_figure(s)}"
+        if s.get("pct_of_copy") is not None and not s.get("tflops"):
             line += f" ({s['pct_of_copy']:.0f}% of copy)"
         if s.get("speed_ratio") is not None:
             line += f", {s['speed_ratio']:.2f}x the repository's ({s['speed_band']})"
@@ -158,7 +159,8 @@ def time_one(task, res, root, build_dir, settings):
     if why:
         res.fail("FAIL", why)
         return
-    res.speed = {"median_ms": rec["ms_median"], "gbps": rec["gbps"], "pct_of_copy": rec.get("pct_of_copy")}
+    res.speed = {"median_ms": rec["ms_median"], "gbps": rec["gbps"], "tflops": rec.get("tflops") or None,
+                 "pct_of_copy": rec.get("pct_of_copy")}
     ref = reference_figure(root, c.chapter, c.steps[0], rec["n"], rec.get("note"))
     if ref:
         ratio = rec["gbps"] / ref

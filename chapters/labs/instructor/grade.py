@@ -51,14 +51,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tasks as T  # noqa: E402
 from labkit import expanded, regions, static  # noqa: E402
 from labkit.check import (RUN_TIMEOUT, Settings, TaskResult, build, check_task, disagreement,  # noqa: E402
-                          physical_floor, timed_record)
+                          physical_floor, speed_figure, timed_record)
 from labkit.runner import Sandbox, run  # noqa: E402
 
 import audit  # noqa: E402
 from export import ANSWERS_FILE, answers_template, export  # noqa: E402
 
 SHEET = ["student", "track", "task", "status", "score", "detail", "public_passed", "public_total", "hidden_passed",
-         "hidden_total", "median_ms", "gbps", "pct_of_copy", "speed_ratio", "speed_spread", "speed_band",
+         "hidden_total", "median_ms", "gbps", "tflops", "pct_of_copy", "speed_ratio", "speed_spread", "speed_band",
          "sources_sha256", "gpu", "driver", "nvcc", "clocks", "sandbox", "seed", "answers", "graded_at"]
 DEFENCES = ("rules", "audit", "sandbox")  # what --without can switch off (the self-test's proofs only)
 
@@ -422,9 +422,7 @@ class Grader:
                     continue
                 blocked = [req for req in task.requires if results[(sub.name, req)].status != "PASS"]
                 if blocked:
-                    own = one((sub, task))[1] if self.known_without_running(sub, task) else None
-                    results[(sub.name, task.id)] = own if own and own.status in ("NOT_IMPLEMENTED", "BUILD_FAIL") \
-                        else self.not_run(sub, task, blocked, results)
+                    results[(sub.name, task.id)] = self.blocked_result(sub, task, blocked, results, one)
                     continue
                 key = self.code_key(sub, task) if self.reuse else id((sub, task))
                 groups.setdefault(key, []).append((sub, task))
@@ -453,6 +451,18 @@ class Grader:
         early, built = self.builds[sub.name]
         return task.id in early or any(not built.get(c.chapter, (False,))[0] for c in task.checks)
 
+    def blocked_result(self, sub, task, blocked, results, one):
+        """A task whose required task did not pass: its own NOT_IMPLEMENTED or BUILD_FAIL where
+        the source or the build settles it, else NOT_RUN. Kept for --resume (stage "blocked"),
+        so that a resumed grade that builds nothing gives what the first run gave."""
+        kept = self.stored(sub, task, "blocked")
+        if kept is None:
+            own = one((sub, task))[1] if self.known_without_running(sub, task) else None
+            kept = own if own and own.status in ("NOT_IMPLEMENTED", "BUILD_FAIL") \
+                else self.not_run(sub, task, blocked, results)
+            self.store(sub, task, "blocked", kept)
+        return kept if kept.status != "NOT_RUN" else self.not_run(sub, task, blocked, results)
+
     def not_run(self, sub, task, blocked, results):
         """NOT_RUN: a required task is not written, does not build or does not pass."""
         why = "; ".join(f"{req} is {results[(sub.name, req)].status}" for req in blocked)
@@ -461,7 +471,8 @@ class Grader:
                                  f"too ({why})")
 
     # --- results kept for --resume ----------------------------------------------------------
-    # Every task's checks, and every task's timing, once done, are written to
+    # Every task's checks, every task's timing, and what a task whose required task did not
+    # pass was given (stage "blocked"), once done, are written to
     # <out>/checked/<student>--<task>.<stage>.json with a key: the task's code and the
     # defences off (code_key), the settings that change a verdict (whether bubblewrap runs
     # here among them), a digest of the tree that grades (the chapters, common/, the build
@@ -553,13 +564,18 @@ class Grader:
 
     def all_stored(self, sub):
         """Whether --resume finds every task of this submission settled: a stored check for
-        each task whose required tasks passed (the others are NOT_RUN without a run), and a
-        stored timing for each that passed where timing is asked."""
+        each task whose required tasks passed, a stored blocked result for each of the others,
+        and a stored timing for each that passed where timing is asked."""
         if not getattr(self.a, "resume", False):
             return False
         status = {}
         for task in sorted(self.tasks, key=task_level):
             if any(status.get(req) != "PASS" for req in task.requires):
+                # what it was when blocked (a stub's own NOT_IMPLEMENTED, say) must be stored:
+                # a run cut before this task's level stored nothing, and an unbuilt
+                # submission cannot tell a stub or a failed build from NOT_RUN
+                if self.stored(sub, task, "blocked") is None:
+                    return False
                 status[task.id] = "NOT_RUN"
                 continue
             kept = self.stored(sub, task, "checked")
@@ -594,7 +610,7 @@ class Grader:
                 settings = Settings(seed=self.a.seed, sandbox=self.sandbox(bin_dir, sub.name))
                 ref_settings = Settings(seed=self.a.seed, sandbox=self.sandbox(self.ref_bin))
                 before = clocks()
-                ratios, gbps, ms = [], [], []
+                ratios, gbps, tflops, ms = [], [], [], []
                 for _ in range(self.a.rounds):
                     ref, _, _ = timed_record([str(self.ref_bin / c.chapter)], c, ref_settings, grading=True)
                     rec, device, r = timed_record([str(bin_dir / c.chapter)], c, settings, grading=True)
@@ -606,16 +622,19 @@ class Grader:
                         res.fail("FAIL", why)
                         break
                     gbps.append(rec["gbps"])
+                    tflops.append(rec.get("tflops") or 0.0)
                     ms.append(rec["ms_median"])
                     if ref and ref.get("gbps"):
                         ratios.append(rec["gbps"] / ref["gbps"])
-                print(f"  timed {sub.name}/{task.id}: {res.status} {statistics.median(gbps) if gbps else 0:.0f} GB/s, "
-                      f"ratios {[round(x, 3) for x in ratios]}", flush=True)
                 if res.status != "PASS" or not gbps:
+                    print(f"  timed {sub.name}/{task.id}: {res.status}", flush=True)
                     self.store(sub, task, "timed", res)
                     continue
                 res.speed = {"median_ms": statistics.median(ms), "gbps": statistics.median(gbps),
-                             "pct_of_copy": rec.get("pct_of_copy"), "clocks": f"{before} / {clocks()}"}
+                             "tflops": statistics.median(tflops) or None, "pct_of_copy": rec.get("pct_of_copy"),
+                             "clocks": f"{before} / {clocks()}"}
+                print(f"  timed {sub.name}/{task.id}: {res.status} {speed_figure(res.speed)}, "
+                      f"ratios {[round(x, 3) for x in ratios]}", flush=True)
                 if ratios:
                     ratio = statistics.median(ratios)
                     res.speed.update(speed_ratio=ratio, speed_spread=max(ratios) / min(ratios),
@@ -693,6 +712,7 @@ def sheet_row(student, track, r, versions, seed, sandbox):
         "public_passed": r.public[0], "public_total": r.public[1],
         "hidden_passed": r.hidden[0], "hidden_total": r.hidden[1],
         "median_ms": fmt(s.get("median_ms"), "{:.4f}"), "gbps": fmt(s.get("gbps"), "{:.1f}"),
+        "tflops": fmt(s.get("tflops"), "{:.2f}"),
         "pct_of_copy": fmt(s.get("pct_of_copy"), "{:.1f}"), "speed_ratio": fmt(s.get("speed_ratio"), "{:.3f}"),
         "speed_spread": fmt(s.get("speed_spread"), "{:.3f}"), "speed_band": s.get("speed_band", ""),
         "sources_sha256": ";".join(f"{f}={h}" for f, h in r.sources),
@@ -714,7 +734,7 @@ def write_report(out, student, track, results, versions):
         if r.hidden_classes:
             hid += " (failed: " + ", ".join(f"{k} {v}" for k, v in sorted(r.hidden_classes.items())) + ")"
         s = r.speed
-        speed = f"{s['gbps']:.0f} GB/s, {s['speed_ratio']:.2f}x reference ({s['speed_band']})" \
+        speed = f"{speed_figure(s)}, {s['speed_ratio']:.2f}x reference ({s['speed_band']})" \
             if s.get("speed_ratio") is not None else "-"
         lines.append(f"| {r.task} | {r.status} | {r.public[0]} of {r.public[1]} | {hid} | {speed} |")
     lines.append("")

@@ -554,8 +554,9 @@ def check_requirements():
     g.ref_bin = g.work / "reference-bin"  # where build_all puts the reference programs
     subs = [Path(n) for n in ("all-pass", "broken-scan", "slow-lookback", "stub-scan")]
     stubs = {"warp-scan": ("NOT_IMPLEMENTED", "stub"), "lookback": ("NOT_IMPLEMENTED", "stub")}
-    g.builds = {s.name: (dict(stubs) if s.name == "stub-scan" else {},
-                         {c.chapter: (True, "") for t in tasks for c in t.checks}) for s in subs}
+    built = {s.name: (dict(stubs) if s.name == "stub-scan" else {},
+                      {c.chapter: (True, "") for t in tasks for c in t.checks}) for s in subs}
+    g.builds = dict(built)
     real_check, real_digest = G.check_task, G.regions.sources_digest
 
     def fake_check(task, sub, binary, settings, built=None):
@@ -588,6 +589,16 @@ def check_requirements():
             wrote = f"; the sheet: {e}"
         expect(not differ and not wrote, f"grade --resume: every stored result reads back as it was stored "
                f"and the sheets are written (differ: {differ}{wrote})")
+        # a run cut after the stub's first task, before its second was reached: nothing stored
+        # for the second, so the submission is built again and the stub is still a stub
+        for stage in ("checked", "blocked"):
+            g.stored_path(Path("stub-scan"), tasks[1], stage).unlink(missing_ok=True)
+        g.settled = {s.name for s in subs if g.all_stored(s)}
+        g.builds = {s.name: ({}, {}) if s.name in g.settled else built[s.name] for s in subs}
+        cut = {(s, t): r.status for (s, t), r in g.check_all(subs).items()}
+        expect("stub-scan" not in g.settled and cut == got,
+               f"grade --resume after a cut before a blocked task: the submission is built again and every grade "
+               f"is the first run's (settled {sorted(g.settled)}, differ: {sorted(k for k in got if cut[k] != got[k])})")
     finally:
         G.check_task, G.regions.sources_digest = real_check, real_digest
         shutil.rmtree(g.work, ignore_errors=True)
@@ -606,6 +617,16 @@ def check_requirements():
         packs = S.pack(track, M.MISTAKES) + S.pack(track, X.EXPLOITS)
         expect(all(not S.related(by_id[a], by_id[b]) for p in packs for a in p for b in p if a != b),
                f"{track}: no pack holds two tasks of which one needs the other")
+    # a timed matrix product is quoted in TFLOP/s (GB/s of its bytes would say little), a stream in GB/s
+    speeds = {"mma-fragments": {"gbps": 153.0, "tflops": 412.5}, "warp-scan": {"gbps": 3535.0, "tflops": None}}
+    rows = [check.TaskResult(t, status="PASS", speed=dict(v, speed_ratio=1.0, speed_band="at reference"))
+            for t, v in speeds.items()]
+    folder = Path(tempfile.mkdtemp(prefix="labs-report-"))
+    G.write_report(folder, "figures", "gemm", rows, {})
+    report = (folder / "figures.md").read_text()
+    shutil.rmtree(folder)
+    expect("| 412.5 TFLOP/s, 1.00x reference" in report and "| 3535 GB/s, 1.00x reference" in report,
+           "the report quotes a timed matrix product in TFLOP/s and a stream in GB/s")
     per = S.propagate(tasks, {"warp-scan": {"status": "FAIL"}, "lookback": {"status": "PASS"},
                               "digit-scatter": {"status": "PASS"}})
     expect([per[t]["status"] for t in ("lookback", "digit-scatter")] == ["NOT_RUN", "NOT_RUN"],

@@ -676,6 +676,14 @@ def timed_record(exe, c, settings, graded=True, reps=5, warmup=2, grading=False)
     return (recs[-1] if recs else None), device, r
 
 
+def speed_figure(speed):
+    """A timed task's figure as its chapter prints it: TFLOP/s of the work for a row that
+    counts operations (a matrix product), else GB/s of the bytes it must move."""
+    if speed.get("tflops"):
+        return f"{speed['tflops']:.1f} TFLOP/s"
+    return f"{speed['gbps']:.0f} GB/s"
+
+
 def physical_floor(rec, device):
     """Why a timed row cannot be right, or "": faster than the DRAM can deliver its
     bytes, or a wrong result or a gap in a graded timing."""
