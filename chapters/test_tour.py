@@ -73,6 +73,7 @@ def main():
             failures.append(f"a chapter past the time limit gave {status!r}")
 
     failures += estimate_failures()
+    failures += knob_failures()
     for f in failures:
         print("FAIL " + f)
     print("test_tour: " + (f"{len(failures)} failure(s)" if failures else "ok"))
@@ -92,6 +93,31 @@ def progress_lines(fresh, device, tmp):
     with contextlib.redirect_stdout(out):
         fresh.main()
     return [line for line in out.getvalue().splitlines() if line.startswith("[")]
+
+
+def knob_failures():
+    """With the sweep's STEPWISE_L2_AHEAD_KIB set the tour writes nothing and exits 2: the
+    results hold the code's own prefetch distance."""
+    import importlib
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = importlib.reload(tour)
+        fresh.RESULTS_DIR = tmp
+        ran = []
+        fresh.introspect = lambda build_dir: [("16_scan", "/x/16")]
+        fresh.build = lambda build_dir, programs: ran.append("build")
+        fresh.device_query = lambda build_dir: (dict(DEVICE), None)
+        fresh.run_chapter = lambda name, exe: ran.append(name) or ([record("16", "x")], "ok")
+        sys.argv = ["tour.py", "--build-dir", "unused"]
+        os.environ["STEPWISE_L2_AHEAD_KIB"] = "8192"
+        try:
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                code = fresh.main()
+        finally:
+            del os.environ["STEPWISE_L2_AHEAD_KIB"]
+        if code != 2 or ran or os.listdir(tmp) or "STEPWISE_L2_AHEAD_KIB" not in out.getvalue():
+            return [f"with STEPWISE_L2_AHEAD_KIB set the tour gave exit {code}, ran {ran}, wrote "
+                    f"{os.listdir(tmp)}: not exit 2 naming it, nothing run or written"]
+    return []
 
 
 def estimate_failures():

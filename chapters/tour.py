@@ -393,6 +393,10 @@ def main():
     ap.add_argument("--build-dir", default="build")
     ap.add_argument("--only", default="", help="comma list of chapter numbers, e.g. 05,06")
     args = ap.parse_args()
+    if "STEPWISE_L2_AHEAD_KIB" in os.environ:  # a sweep's knob: the results hold the code's distance
+        print("error: STEPWISE_L2_AHEAD_KIB is set: the tour records the L2 prefetch distance of the "
+              "code (kL2AheadBytes); unset it, or change the constant and rebuild")
+        return 2
 
     only = {c.strip().zfill(2) for c in args.only.split(",") if c.strip()}
     programs = [(n, e) for n, e in introspect(args.build_dir) if not only or n[:2] in only]

@@ -3,7 +3,8 @@
 
 usage: python3 chapters/16_scan/sweep.py BUILD_DIR [--chapter 16|17|18] [--older] [--only STEPS]
                                          [--sizes 2^28,...] [--sort keys|pairs|both]
-                                         [--reps N] [--repeat K] [--save FILE] [--dry-run]
+                                         [--l2-ahead KIB,...] [--reps N] [--repeat K]
+                                         [--save FILE] [--dry-run]
 
 Runs the chapter's program once per candidate and size with --json, CUB measured in the
 same process, every row checked by the program as in its default run:
@@ -20,10 +21,13 @@ in the same process, the median time, the check. CUB's rows are printed too (one
 spread is the run-to-run noise). Ends with the best candidate per input and size.
 --older adds chapter 16's steps 9 to 12 at their tiles (about 1 minute more); --only
 keeps the candidates of the steps named (comma-separated); --sizes keeps only these sizes
-of each candidate's. Exit 0 when every process
+of each candidate's. --l2-ahead runs each candidate whose step prefetches into the L2
+(PREFETCHING) once per distance, in KiB, through the environment's STEPWISE_L2_AHEAD_KIB
+(chapters/16_scan/scan_tile_io.cuh), its tile printed with the distance (4x256@8192K); the
+other candidates run once. Exit 0 when every process
 exited 0 and every row passed its check; 77 without a GPU; 1 otherwise.
 --repeat runs the whole list K times; --save writes every JSON record, each with its
-command, to FILE (JSON lines) for the results' evidence. --dry-run runs nothing: it has
+command (and the distance, l2_ahead_kib), to FILE (JSON lines) for the results' evidence. --dry-run runs nothing: it has
 the program parse each command (with --list, which needs no GPU) and prints it, PASS or
 FAIL (the tests 16_scan-sweep-plan, 17_stream_compaction-sweep-plan and
 18_radix_sort-sweep-plan: a renamed step
@@ -102,6 +106,9 @@ CANDIDATES["18"] = [  # steps 2, 4, 5 and 7 dropped after the H100 sweeps at 4c1
 PROGRAMS = {"16": "16_scan", "17": "17_stream_compaction", "18": "18_radix_sort"}
 OWN_TILES = {"lookback-lean": ("6", "128"), "lookback-prefetch": ("6", "128"),
              "lookback-async": ("6", "128"), "lookback-l2-prefetch": ("6", "128")}  # the rest: 4 rows x 256 threads
+# The steps whose tiles prefetch the input into the L2 some distance ahead (l2_ahead_tiles).
+PREFETCHING = {"lookback-l2-prefetch", "one-pass-l2-prefetch", "onesweep-ahead", "onesweep-pause",
+               "onesweep-lean", "onesweep-lean-hist", "onesweep-packed"}
 SKIP = 77
 TIMEOUT_S = 180  # one process; a 2^28 one takes about 10 s
 
@@ -140,9 +147,11 @@ def fmt_row(name, tile, r, vs):
             f"{vs:5.2f}x CUB  {1000 * r['ms_median']:9.1f} us  {'ok' if r['ok'] else 'FAIL'}")
 
 
-def run_one(cmd, tile, best, saved):
-    """Runs one process, printing each row as it comes; returns (exit code, rows, stderr)."""
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def run_one(cmd, tile, best, saved, ahead=None):
+    """Runs one process (with STEPWISE_L2_AHEAD_KIB=ahead when given), printing each row as
+    it comes; returns (exit code, rows, stderr)."""
+    env = dict(os.environ, STEPWISE_L2_AHEAD_KIB=ahead) if ahead else None
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     timer = threading.Timer(TIMEOUT_S, p.kill)
     timer.start()
     cubs, rows, failed = {}, 0, False
@@ -151,7 +160,7 @@ def run_one(cmd, tile, best, saved):
             continue
         rec = json.loads(line)
         if saved:
-            saved.write(json.dumps(dict(rec, command=" ".join(cmd[1:]))) + "\n")
+            saved.write(json.dumps(dict(rec, command=" ".join(cmd[1:]), l2_ahead_kib=ahead)) + "\n")
         if rec.get("record") == "device":
             print(f"#   copy {rec.get('copy_gbps', 0):.0f} GB/s", flush=True)
         if rec.get("record") != "result" or rec.get("role") == "cpu":
@@ -167,7 +176,7 @@ def run_one(cmd, tile, best, saved):
         key = (note, rec["n"])
         if name != "cub" and rec["ok"] and vs == vs and (key not in best or vs > best[key][0]):
             best[key] = (vs, name, tile, rec)
-    err = p.stderr.read().strip()
+    err = "\n".join(l for l in p.stderr.read().strip().splitlines() if not l.startswith("note: "))
     code = p.wait()
     timed_out = not timer.is_alive() and code != 0
     timer.cancel()
@@ -185,6 +194,8 @@ def main():
     ap.add_argument("--sort", choices=["keys", "pairs", "both"], default="both", help="chapter 18: what to sort")
     ap.add_argument("--older", action="store_true", help="chapter 16: also steps 9 to 12 at their tiles")
     ap.add_argument("--only", default="", help="only the candidates of these steps (comma-separated)")
+    ap.add_argument("--l2-ahead", default="",
+                    help="the prefetching steps at each of these L2 distances, KiB (comma-separated)")
     ap.add_argument("--reps", type=int, default=0, help="timed runs per row (the program's default)")
     ap.add_argument("--repeat", type=int, default=1, help="run the whole list this many times")
     ap.add_argument("--save", help="write every JSON record, with its command, to this file")
@@ -203,6 +214,11 @@ def main():
             print(f"error: --only: no candidate of {', '.join(sorted(unknown))} in chapter {args.chapter}")
             return 2
         candidates = [c for c in candidates if c[0] in wanted]
+    aheads = args.l2_ahead.split(",") if args.l2_ahead else []
+    bad = [a for a in aheads if not a.isdigit() or not 1 <= int(a) <= 65536]
+    if bad:
+        print(f"error: --l2-ahead: {','.join(bad)}: each distance an integer from 1 to 65536 (KiB)")
+        return 2
     sizes = []
     for c in candidates:
         sizes += [s for s in c[3] if s not in sizes]
@@ -215,22 +231,24 @@ def main():
             for step, extra, why, its_sizes in candidates:
                 if size not in its_sizes:
                     continue
-                tile = tile_of(extra, step)
                 cmd = command(exe, args.chapter, step, extra, size, args.reps, args.sort)
-                if args.dry_run:  # the program parses each command (--list: no GPU needed)
-                    p = subprocess.run(cmd + ["--list"], capture_output=True, text=True, timeout=60)
-                    print(f"{'PASS' if p.returncode == 0 else 'FAIL'} {' '.join(cmd)}    # {why}")
-                    failed = failed or p.returncode != 0
-                    continue
-                print(f"# {step} {tile} at {size}: {why}", flush=True)
-                code, rows, bad, err = run_one(cmd, tile, best, saved)
-                if code == SKIP:
-                    print(err or "skipped: no GPU")
-                    return SKIP
-                failed = failed or bad
-                if code != 0 or not rows:
-                    print(f"FAIL {' '.join(cmd)}: exit {code}; {err.splitlines()[-1] if err else ''}")
-                    failed = True
+                for ahead in (aheads if step in PREFETCHING and aheads else [None]):
+                    tile = tile_of(extra, step) + (f"@{ahead}K" if ahead else "")
+                    env = f"STEPWISE_L2_AHEAD_KIB={ahead} " if ahead else ""
+                    if args.dry_run:  # the program parses each command (--list: no GPU needed)
+                        p = subprocess.run(cmd + ["--list"], capture_output=True, text=True, timeout=60)
+                        print(f"{'PASS' if p.returncode == 0 else 'FAIL'} {env}{' '.join(cmd)}    # {why}")
+                        failed = failed or p.returncode != 0
+                        continue
+                    print(f"# {step} {tile} at {size}: {why}", flush=True)
+                    code, rows, bad, err = run_one(cmd, tile, best, saved, ahead)
+                    if code == SKIP:
+                        print(err or "skipped: no GPU")
+                        return SKIP
+                    failed = failed or bad
+                    if code != 0 or not rows:
+                        print(f"FAIL {env}{' '.join(cmd)}: exit {code}; {err.splitlines()[-1] if err else ''}")
+                        failed = True
     if saved:
         saved.close()
     if args.dry_run:
