@@ -6,7 +6,7 @@ usage: CHAPTER_EXE=PROGRAM expect_l2_ahead.py   (chapters/meson.build sets it)
 lookback-l2-prefetch checked (--verify-only) at the distance's ends, 1 KiB (one tile ahead)
 and 65536 KiB (past the input: no prefetch lands), and at 8192: each exits 0 with the
 one-line note naming the distance on stderr. A value that is not an integer from 1 to 65536
-exits 2 with one line naming STEPWISE_L2_AHEAD_KIB. 77 when the program finds no GPU (it
+exits 2 with one error line naming STEPWISE_L2_AHEAD_KIB. 77 when the program finds no GPU (it
 reads the knob at its first prefetching launch).
 """
 import os
@@ -39,7 +39,8 @@ def main():
     for value in BAD:
         p = run(value)
         lines = p.stderr.strip().splitlines()
-        ok = p.returncode == 2 and len(lines) == 1 and "STEPWISE_L2_AHEAD_KIB" in lines[0]
+        errors = [line for line in lines if line.startswith("error:")]
+        ok = p.returncode == 2 and len(errors) == 1 and "STEPWISE_L2_AHEAD_KIB" in errors[0]
         failures += not ok
         print(f"{'ok  ' if ok else 'FAIL'} STEPWISE_L2_AHEAD_KIB={value!r}: exit {p.returncode}, "
               f"stderr {lines[-1] if lines else '(none)'}")
