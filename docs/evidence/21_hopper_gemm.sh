@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Evidence for docs/21_hopper_gemm.md: Nsight Compute on one launch of each step's kernel and
+# on cuBLASLt's, at 4096^3 in bf16 (the goal's shape; beta = 0). Two passes per kernel, so that
+# a metric one version of Nsight Compute lacks costs one pass, not both: "core" (duration, SM
+# clock, instructions, registers and warps, L2 hit rate and bytes, DRAM bytes, the main stall
+# reasons, the issue slots used) and "tensor" (the tensor pipe's activity under wgmma, the
+# shared-memory bytes read).
+# One "## <row> <pass>" section each. cuBLASLt's row is every launch of its plan (the
+# heuristic's candidates, each timed once untimed and five times, then the chosen one in the
+# timed runs: chapters/21_hopper_gemm/cublaslt.cu), at most 64 launches: its fastest launch is
+# the kernel the chapter compares with, and the first line says which candidate the plan chose.
+# usage: bash docs/evidence/21_hopper_gemm.sh <build_dir>   (a few minutes on an H100 or H200)
+set -uo pipefail
+build=${1:?usage: 21_hopper_gemm.sh <build_dir>}
+exe="$build/chapters/21_hopper_gemm"
+core=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,smsp__inst_executed.sum
+core+=,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
+core+=,lts__t_sector_hit_rate.pct,lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum
+core+=,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct
+core+=,smsp__warp_issue_stalled_wait_per_warp_active.pct,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct
+core+=,smsp__warp_issue_stalled_membar_per_warp_active.pct,smsp__warp_issue_stalled_sleeping_per_warp_active.pct
+core+=,smsp__issue_active.avg.pct_of_peak_sustained_active
+tensor=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
+tensor+=,sm__inst_executed_pipe_tensor_op_gmma.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
+run() {  # section name, kernel filter, launches to profile, program arguments
+  for pass in core tensor; do
+    echo "## $1 $pass"
+    ncu --clock-control none --metrics "${!pass}" -k "$2" -c "$3" "$exe" --size 4096 --reps 1 --warmup 0 "${@:4}" 2>&1 |
+      grep -vE "^==PROF==|^  *(Section|-----)"
+  done
+}
+echo "# cuBLASLt's plan at 4096^3: $($exe --size 4096 --variant clusters --reps 1 --warmup 0 --json 2>/dev/null |
+  grep -o '"lt_\(candidate\|offered\)": *[0-9.]*' | head -2 | tr '\n' ' ')(candidate k of the offered, 1 first)"
+run cublaslt 'regex:^(nvjet|sm[0-9]+_|cutlass)' 64 --variant clusters
+for step in tma-wgmma bigger-tile warp-specialized in-flight persistent clusters; do
+  run "$step" "regex:gemm_${step//-/_}\$" 1 --variant "$step"
+done
