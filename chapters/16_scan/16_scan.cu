@@ -40,7 +40,8 @@
 //   Step 15 (scan_latency.cu) keeps the loads in flight in the L2 instead, at no cost
 //   in registers or shared memory:
 //   lookback-l2-prefetch  lookback-lean, and thread 0 of each tile first asks the L2 for
-//                       the input 4 MiB ahead (cp.async.bulk.prefetch.L2).
+//                       the input 4 MiB ahead (cp.async.bulk.prefetch.L2; the
+//                       environment's STEPWISE_L2_AHEAD_KIB moves it without a rebuild).
 //                cub::DeviceScan runs in the same program; the f32 rows carry a census
 //                of distinct outputs over repeated runs (the look-back's order varies).
 // Bottleneck:    DRAM bandwidth once the scan reads and writes each element once.
