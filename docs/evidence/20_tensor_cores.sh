@@ -22,13 +22,8 @@ core+=,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__war
 core+=,smsp__issue_active.avg.pct_of_peak_sustained_active
 tensor=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
 tensor+=,smsp__inst_executed_op_ldsm.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum
-run() {  # section name, kernel filter, program arguments
-  for pass in core tensor; do
-    echo "## $1 $pass"
-    ncu --clock-control none --metrics "${!pass}" -k "$2" -c 1 "$exe" --size 2048 --reps 1 --warmup 0 "${@:3}" 2>&1 |
-      grep -vE "^==PROF==|^  *(Section|-----)"
-  done
-}
+. "$(dirname "$0")/lib/ncu_passes.sh"  # ncu_passes: one "## <row> <pass>" block a pass
+run() { ncu_passes "$1" "$2" 1 "$exe" --size 2048 --reps 1 --warmup 0 "${@:3}"; }  # row, filter, args
 run mma-roof 'regex:mma_roof' --variant wmma
 run cublas 'regex:^(nvjet|sm[0-9]+_|cutlass)' --variant wmma
 for step in wmma mma-sync mma-cp-async; do

@@ -22,13 +22,8 @@ core+=,smsp__warp_issue_stalled_membar_per_warp_active.pct,smsp__warp_issue_stal
 core+=,smsp__issue_active.avg.pct_of_peak_sustained_active
 tensor=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
 tensor+=,sm__inst_executed_pipe_tensor_op_gmma.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
-run() {  # section name, kernel filter, launches to profile, program arguments
-  for pass in core tensor; do
-    echo "## $1 $pass"
-    ncu --clock-control none --metrics "${!pass}" -k "$2" -c "$3" "$exe" --size 4096 --reps 1 --warmup 0 "${@:4}" 2>&1 |
-      grep -vE "^==PROF==|^  *(Section|-----)"
-  done
-}
+. "$(dirname "$0")/lib/ncu_passes.sh"  # ncu_passes: one "## <row> <pass>" block a pass
+run() { ncu_passes "$1" "$2" "$3" "$exe" --size 4096 --reps 1 --warmup 0 "${@:4}"; }  # row, filter, launches, args
 echo "# cuBLASLt's plan at 4096^3: $($exe --size 4096 --variant clusters --reps 1 --warmup 0 --json 2>/dev/null |
   grep -o '"lt_\(candidate\|offered\)": *[0-9.]*' | head -2 | tr '\n' ' ')(candidate k of the offered, 1 first)"
 run cublaslt 'regex:^(nvjet|sm[0-9]+_|cutlass)' 64 --variant clusters
