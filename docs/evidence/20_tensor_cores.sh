@@ -12,17 +12,12 @@
 set -uo pipefail
 build=${1:?usage: 20_tensor_cores.sh <build_dir>}
 exe="$build/chapters/20_tensor_cores"
-core=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,smsp__inst_executed.sum
-core+=,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
+. "$(dirname "$0")/lib/ncu_passes.sh"  # ncu_passes: one "## <row> <pass>" block a pass; NCU_CORE
+core=$NCU_CORE,lts__t_bytes.sum,dram__bytes_read.sum
 core+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
-core+=,lts__t_bytes.sum,dram__bytes_read.sum
-core+=,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct
 core+=,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct
-core+=,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warp_issue_stalled_wait_per_warp_active.pct
-core+=,smsp__issue_active.avg.pct_of_peak_sustained_active
 tensor=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
 tensor+=,smsp__inst_executed_op_ldsm.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum
-. "$(dirname "$0")/lib/ncu_passes.sh"  # ncu_passes: one "## <row> <pass>" block a pass
 run() { ncu_passes "$1" "$2" 1 "$exe" --size 2048 --reps 1 --warmup 0 "${@:3}"; }  # row, filter, args
 run mma-roof 'regex:mma_roof' --variant wmma
 run cublas 'regex:^(nvjet|sm[0-9]+_|cutlass)' --variant wmma

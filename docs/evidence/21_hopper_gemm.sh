@@ -13,16 +13,11 @@
 set -uo pipefail
 build=${1:?usage: 21_hopper_gemm.sh <build_dir>}
 exe="$build/chapters/21_hopper_gemm"
-core=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,smsp__inst_executed.sum
-core+=,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
-core+=,lts__t_sector_hit_rate.pct,lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum
-core+=,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct
-core+=,smsp__warp_issue_stalled_wait_per_warp_active.pct,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct
+. "$(dirname "$0")/lib/ncu_passes.sh"  # ncu_passes: one "## <row> <pass>" block a pass; NCU_CORE
+core=$NCU_CORE,lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct
 core+=,smsp__warp_issue_stalled_membar_per_warp_active.pct,smsp__warp_issue_stalled_sleeping_per_warp_active.pct
-core+=,smsp__issue_active.avg.pct_of_peak_sustained_active
 tensor=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
 tensor+=,sm__inst_executed_pipe_tensor_op_gmma.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
-. "$(dirname "$0")/lib/ncu_passes.sh"  # ncu_passes: one "## <row> <pass>" block a pass
 run() { ncu_passes "$1" "$2" "$3" "$exe" --size 4096 --reps 1 --warmup 0 "${@:4}"; }  # row, filter, launches, args
 echo "# cuBLASLt's plan at 4096^3: $($exe --size 4096 --variant clusters --reps 1 --warmup 0 --json 2>/dev/null |
   grep -o '"lt_\(candidate\|offered\)": *[0-9.]*' | head -2 | tr '\n' ' ')(candidate k of the offered, 1 first)"

@@ -3,7 +3,13 @@
 # launches of the kernels that FILTER matches (ncu -k), once per pass of $passes (default
 # "core tensor": each the name of a variable holding that pass's metrics, so that a metric one
 # version of Nsight Compute lacks costs one pass), one "## SECTION PASS" block each; the clocks
-# as the GPU sets them (--clock-control none).
+# as the GPU sets them (--clock-control none). NCU_CORE: the metrics every script's core pass
+# starts from (duration, clock, instructions, registers, warps, the main stalls, issue slots).
+NCU_CORE=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,smsp__inst_executed.sum
+NCU_CORE+=,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
+NCU_CORE+=,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct
+NCU_CORE+=,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warp_issue_stalled_wait_per_warp_active.pct
+NCU_CORE+=,smsp__issue_active.avg.pct_of_peak_sustained_active
 ncu_passes() {
   local pass
   for pass in ${passes:-core tensor}; do
