@@ -4,11 +4,11 @@
 // last tile element by element).
 #pragma once
 
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/cli.h"  // parse_integer
 #include "common/cuda_utils.cuh"
 
 namespace ch16 {
@@ -91,7 +91,7 @@ __device__ __forceinline__ void store_rows(T* __restrict__ out, int64_t n, int64
 // several hundred tiles, more than the tiles resident on the GPU load at once and a
 // tenth of the L2 (the chapter's sweep of 1 to 6 MiB on an H100 peaked at 3 to 4).
 constexpr int64_t kL2AheadBytes = int64_t{4} << 20;
-constexpr long long kL2AheadMaxKiB = 64 << 10;  // the knob's range: 1 KiB to 64 MiB
+constexpr int64_t kL2AheadMaxKiB = 64 << 10;  // the knob's range: 1 KiB to 64 MiB
 
 // kL2AheadBytes, or the distance the environment's STEPWISE_L2_AHEAD_KIB names (1 to
 // 65536 KiB), read once: the knob of chapter 16's sweep (sweep.py --l2-ahead) and of the
@@ -102,19 +102,18 @@ inline int64_t l2_ahead_bytes() {
   static const int64_t bytes = [] {
     const char* v = std::getenv("STEPWISE_L2_AHEAD_KIB");
     if (v == nullptr) return kL2AheadBytes;
-    char* end = nullptr;
-    errno = 0;
-    const long long kib = std::strtoll(v, &end, 10);
-    if (*v == '\0' || *end != '\0' || errno != 0 || kib < 1 || kib > kL2AheadMaxKiB) {
+    int64_t kib = 0;  // the options' integers: 8192, 2^13, 8e3
+    if (!sw::parse_integer(v, &kib) || kib < 1 || kib > kL2AheadMaxKiB) {
       std::fprintf(stderr,
                    "error: STEPWISE_L2_AHEAD_KIB=%s: expected an integer from 1 to %lld (KiB)\n", v,
-                   kL2AheadMaxKiB);
+                   static_cast<long long>(kL2AheadMaxKiB));
       std::exit(2);
     }
     std::fprintf(
-        stderr, "note: STEPWISE_L2_AHEAD_KIB=%lld: the L2 prefetch runs %lld KiB ahead, not %lld\n",
-        kib, kib, static_cast<long long>(kL2AheadBytes >> 10));
-    return int64_t{kib} << 10;
+        stderr,
+        "note: STEPWISE_L2_AHEAD_KIB=%s: the L2 prefetch runs that many KiB ahead, not %lld\n", v,
+        static_cast<long long>(kL2AheadBytes >> 10));
+    return kib << 10;
   }();
   return bytes;
 }
