@@ -776,7 +776,7 @@ def evaluate(attrs, data, named=None):
             return meta_get(data, k)
 
     env = Env(names)
-    helpers = dict(ev=evidence_value, ev_date=evidence_date, ev_sum=evidence_sum, log2=math.log2, sqrt=math.sqrt, ceil=math.ceil, min=min, max=max, abs=abs,
+    helpers = dict(ev=evidence_value, ev_date=evidence_date, ev_sum=evidence_sum, ev_all=evidence_all, log2=math.log2, sqrt=math.sqrt, ceil=math.ceil, min=min, max=max, abs=abs,
                round=round, inflight_kib=lambda ns, ch=None: inflight_kib(data, ns, ch), band=band, near=near, argmax=argmax,
                argmin=argmin, run_copy=lambda ch: run_copy(data, ch),
                fastest=lambda spec, field="us_median", by=None: fastest(data, spec, field, by),
@@ -939,9 +939,9 @@ def evidence_date(file):
     raise Missing(f"docs/runs/evidence/{file} names no date in its header")
 
 
-def evidence_sum(file, pattern):
-    """The sum of the numbers that `pattern`'s first group matches in an evidence file
-    (ev_sum('06_racecheck.txt', r'(\\d+) hazards displayed'): the hazards of every run)."""
+def evidence_all(file, pattern):
+    """Every number that `pattern`'s first group matches in an evidence file, in order
+    (max(ev_all(...)): the best row of a sweep)."""
     path = os.path.join(EVIDENCE, file)
     if not os.path.exists(path):
         raise Missing(f"evidence file docs/runs/evidence/{file} does not exist yet")
@@ -949,7 +949,13 @@ def evidence_sum(file, pattern):
         found = [float(m.group(1).replace(",", "")) for m in re.finditer(pattern, f.read())]
     if not found:
         raise Missing(f"docs/runs/evidence/{file} has no {pattern!r}")
-    return sum(found)
+    return found
+
+
+def evidence_sum(file, pattern):
+    """The sum of the numbers that `pattern`'s first group matches in an evidence file
+    (ev_sum('06_racecheck.txt', r'(\\d+) hazards displayed'): the hazards of every run)."""
+    return sum(evidence_all(file, pattern))
 
 
 def evidence_value(file, metric, name=None, section=None, index=None, kernel=None):

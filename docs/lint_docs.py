@@ -338,7 +338,7 @@ def lint_numbers(prose, rel):
 VERDICT = re.compile(r"\b(?:held|holds|missed|misses|met|meets|failed|fails|as predicted)\b", re.I)
 # expression helpers that read the marker's own GPU file, and those that read an evidence file
 DATA_HELPERS = {"inflight_kib", "run_copy", "fastest", "pairs", "best_by", "get"}
-EVIDENCE_HELPERS = {"ev", "ev_sum", "ev_date"}
+EVIDENCE_HELPERS = {"ev", "ev_sum", "ev_all", "ev_date"}
 PURE_HELPERS = {"log2", "sqrt", "ceil", "min", "max", "abs", "round", "band", "near", "argmax", "argmin", "all",
                 "any", "len", "sum", "str", "sorted", "zip", "fmt", "True", "False", "None"}
 RECORDS = ("a", "b", "c", "d", "e", "f")
