@@ -1196,7 +1196,7 @@ def class_block(attrs, doc_path):
     the grades that differ from the expected ones, read from each <track>-class/class.json."""
     lines = ["| GPU | track | students | tasks | GPUs (parts) | wall s per part | students per GPU-hour | "
              "sanitizers | timing rounds | unexpected grades |", "|---|---|---:|---:|---:|---|---:|---|---:|---:|"]
-    sources = []
+    sources, gpus = [], {}
     for rel_dir in attrs["dirs"].split(","):
         for path in sorted(glob.glob(os.path.join(ROOT, rel_dir, "*-class", "class.json"))):
             with open(path) as f:
@@ -1212,9 +1212,26 @@ def class_block(attrs, doc_path):
                          f"{'' if c.get('unexpected') is None else c['unexpected']} |")
             link = os.path.relpath(os.path.dirname(path), os.path.dirname(doc_path))
             sources.append(f"[`{c['track']}` on {c.get('gpu') or os.path.basename(rel_dir)}]({link}/class.json)")
+            if c.get("complete"):
+                gpus.setdefault(c.get("gpu") or os.path.basename(rel_dir), set()).add(c["track"])
     if not sources:
         raise Missing(f"no graded class in {attrs['dirs']} yet")
-    return "\n" + "\n".join(lines) + f"\n\n*From {', '.join(sources)}.*\n"
+    text = "\n" + "\n".join(lines) + f"\n\n*From {', '.join(sources)}.*\n"
+    for gpu, graded in gpus.items():  # the tracks a GPU has no class of yet
+        missing = [f"`{t}`" for t in lab_tracks() if t not in graded]
+        if missing:
+            text += f"\nNo class graded on {gpu} yet: {', '.join(missing)}.\n"
+    return text
+
+
+def lab_tracks():
+    """The lab tracks students grade (chapters/labs/tasks.py's TRACKS, without the CPU stand-in)."""
+    sys.path.insert(0, os.path.join(ROOT, "chapters", "labs"))
+    try:
+        import tasks
+    finally:
+        sys.path.pop(0)
+    return [t for t in tasks.TRACKS if t != "standin"]
 
 
 def noise_probe_table(rel, doc_path):
