@@ -21,6 +21,8 @@
 //                     order); the producer loads the next tile while the consumers write C.
 //   clusters          2 x 1 clusters: the two blocks' tiles share B, and each block loads
 //                     half of it and multicasts it to both.
+//   ping-pong         units of 64 x 256 a block, the two consumers taking them in turn:
+//                     one multiplies while the other writes its tile to C.
 //                cuBLASLt (the fastest of its heuristic's candidates, 32 MiB workspace,
 //                fp32 C) is the bar, timed in the same run: every row is measured twice, in
 //                turn (cuBLASLt first and last), and keeps its faster median.
@@ -32,10 +34,12 @@
 //                multiply (a __syncthreads a stage); warp-specialized: each consumer idles
 //                while its last wgmma drains; in-flight: a block's start and its epilogue
 //                with the tensor cores idle; persistent: L2's bandwidth to the SMs (48 KiB
-//                a k-tile for each SM); clusters: the power limit.
+//                a k-tile for each SM); clusters: the power limit; ping-pong: not
+//                measured yet.
 // Needs:         sm_90a (H100, H200): the build adds -gencode arch=compute_90a,code=sm_90a to
 //                this chapter; any other GPU or build prints one line and exits 77.
-// Steps:         tma-wgmma, bigger-tile, warp-specialized, in-flight, persistent, clusters
+// Steps:         tma-wgmma, bigger-tile, warp-specialized, in-flight, persistent, clusters,
+//                ping-pong
 // Run:           build/chapters/21_hopper_gemm [--size 4096 | --m M --n N --k K]
 //                [--variant clusters] [--json]
 //                build/chapters/21_hopper_gemm --sweep [--variant clusters] [--json]
@@ -167,6 +171,7 @@ const std::vector<Step> kSteps = {
     {"in-flight", launch_in_flight, tile_blocks<256>},
     {"persistent", launch_persistent, persistent_blocks},
     {"clusters", launch_clusters, cluster_blocks},
+    {"ping-pong", launch_ping_pong, ping_pong_blocks},
 };
 
 }  // namespace

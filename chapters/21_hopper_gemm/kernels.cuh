@@ -1,6 +1,6 @@
 // Chapter 21's shared pieces: the tile sizes, where a block's shared memory starts, the
 // epilogue every step uses (accumulators to C, guarded), the tensor maps of A and B, the
-// grids, and the launchers of steps 3 to 6 (specialized.cu).
+// grids, and the launchers of steps 3 to 7 (specialized.cu).
 #pragma once
 
 #include <cuda.h>
@@ -88,12 +88,14 @@ int64_t tile_blocks(const Args& a) {
   return sw::ceil_div(a.m, kTileM) * sw::ceil_div(a.n, kTileN);
 }
 
-// Steps 3 to 6 (specialized.cu), and the blocks of the persistent grids (steps 5 and 6).
+// Steps 3 to 7 (specialized.cu), and the blocks of the persistent grids (steps 5 to 7).
 void launch_warp_specialized(const Args& a);
 void launch_in_flight(const Args& a);
 void launch_persistent(const Args& a);
 void launch_clusters(const Args& a);
+void launch_ping_pong(const Args& a);
 int64_t persistent_blocks(const Args& a);
 int64_t cluster_blocks(const Args& a);
+int64_t ping_pong_blocks(const Args& a);
 
 }  // namespace ch21

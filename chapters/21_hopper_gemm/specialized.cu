@@ -1,5 +1,5 @@
-// Chapter 21, steps 3 to 6: warp specialization, wgmma kept in flight, a persistent grid,
-// clusters with multicast.
+// Chapter 21, steps 3 to 7: warp specialization, wgmma kept in flight, a persistent grid,
+// clusters with multicast, consumers taking tiles in turn (ping-pong).
 //
 // Three warpgroups per block. Warpgroup 0 is the producer: it gives registers back
 // (setmaxnreg.dec) and one of its threads only issues copies. Warpgroups 1 and 2 are the
@@ -19,6 +19,15 @@
 // warpgroup issues nothing while its last wgmma drains. From step 4 on, a consumer issues
 // k-tile t's wgmmas, then waits until only they are in flight (wait_group 1) and releases
 // k-tile t - 1's stage: the tensor cores always have the next group queued.
+// Step 7 (ping-pong): a unit is 64 rows a block, and the consumers take the block's units in
+// turn, each a whole 64 x 256 tile: consumer 0 the block's units 0, 2, 4, ..., consumer 1
+// units 1, 3, 5, .... The ring still holds the units' k-tiles in order, and a consumer's
+// ring count u skips the other's units. Two more mbarriers, turn[0] and turn[1], pass the
+// tensor cores from one consumer to the other: a consumer waits on its turn before its
+// first wgmma of a unit, and arrives on the other's once its last is issued. So the one
+// multiplies while the other writes its tile to C: the epilogue leaves the tensor cores'
+// path. (The turns also keep each consumer's full-barrier waits within one phase of the
+// producer, which a parity wait needs.)
 #include <algorithm>
 #include <cstdint>
 
@@ -37,7 +46,7 @@ constexpr int kSharedBytes = kStages * kStage + kAlignSlack + kBarrierBytes;
 // holds then span about 16 tile rows (2048 rows of A) and 8 tile columns (2048 rows of B),
 // the fewest bytes of A and B for 132 tiles of 128 x 256.
 constexpr int kGroup = 16;
-static_assert(2 * kStages * 8 <= kBarrierBytes, "the mbarriers fit");
+static_assert((2 * kStages + 2) * 8 <= kBarrierBytes, "the mbarriers fit");
 static_assert(kWarpgroup * (kProducerRegs + 2 * kConsumerRegs) <= 65536, "the SM's registers");
 static_assert(kHalfN == 128, "each consumer: one m64n256k16 accumulator");
 
@@ -45,20 +54,27 @@ static_assert(kHalfN == 128, "each consumer: one m64n256k16 accumulator");
 // blockIdx.x / kCluster, + gridDim.x / kCluster, ... in the order of hp::tile_of with bands of
 // `group` unit rows; else unit blockIdx.x / kCluster alone. A unit is kCluster tiles stacked
 // down (the cluster's blocks, rank r taking the r-th), sharing their tile of B. kInFlight:
-// the consumers keep one group of wgmmas in flight (steps 4 to 6).
-template <bool kPersistent, int kCluster, bool kInFlight>
+// the consumers keep one group of wgmmas in flight (steps 4 to 7). kPingPong: units of 64
+// rows a block, taken by the consumers in turn (step 7).
+template <bool kPersistent, int kCluster, bool kInFlight, bool kPingPong = false>
 __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             float* C, int m, int n, int k, int group) {
 #if SW_SM90A
+  constexpr int kUnitM = kPingPong ? kWgmmaM : kTileM;            // rows of C a block's unit has
+  constexpr uint32_t kStageBytes = kUnitM * kRowBytes + kBBytes;  // what a stage's copies bring
+  constexpr int kUsers = kPingPong ? 1 : 2;  // consumer warpgroups reading a stage, per block
   extern __shared__ uint8_t raw[];
   uint8_t* base = align_1024(raw);
   uint64_t* full = reinterpret_cast<uint64_t*>(base + kStages * kStage);
   uint64_t* empty = full + kStages;
+  uint64_t* turn = empty + kStages;  // step 7: turn[c], consumer c may issue its wgmmas
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       hp::mbar_init(&full[s], 1);
-      hp::mbar_init(&empty[s], 2 * kCluster);  // 2 consumer warpgroups in each block
+      hp::mbar_init(&empty[s], kUsers * kCluster);
     }
+    hp::mbar_init(&turn[0], 1);
+    hp::mbar_init(&turn[1], 1);
     hp::fence_barrier_init();
   }
   if constexpr (kCluster > 1)
@@ -66,7 +82,7 @@ __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUte
   else
     __syncthreads();
   const int rank = kCluster > 1 ? static_cast<int>(hp::cluster_rank()) : 0;
-  const int tiles_m = static_cast<int>(sw::ceil_div(m, kTileM));
+  const int tiles_m = static_cast<int>(sw::ceil_div(m, kUnitM));
   const int tiles_n = static_cast<int>(sw::ceil_div(n, kTileN));
   const int tiles_k = static_cast<int>(sw::ceil_div(k, kTileK));
   const int units_m = static_cast<int>(sw::ceil_div(tiles_m, kCluster));
@@ -78,12 +94,12 @@ __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUte
     uint32_t use = 0;
     for (int64_t u = first; threadIdx.x == 0 && u < units; u += stride) {
       const hp::TileIndex tile = hp::tile_of(u, units_m, tiles_n, group);
-      const int a_row = hp::box_start((tile.m * kCluster + rank) * kTileM, m);
+      const int a_row = hp::box_start((tile.m * kCluster + rank) * kUnitM, m);
       for (int t = 0; t < tiles_k; ++t, ++use) {
         const int s = use % kStages;
         hp::mbar_wait(&empty[s], ((use / kStages) & 1) ^ 1);
         uint8_t* a_tile = base + s * kStage;
-        hp::mbar_arrive_expect_tx(&full[s], kStage);
+        hp::mbar_arrive_expect_tx(&full[s], kStageBytes);
         hp::tma_load_2d(a_tile, map_a, &full[s], t * kTileK, a_row);
         if constexpr (kCluster == 1) {
           hp::tma_load_2d(a_tile + kABytes, map_b, &full[s], t * kTileK, tile.n * kTileN);
@@ -95,9 +111,10 @@ __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUte
         }
       }
     }
-  } else {  // a consumer: rows 64 (wg - 1) .. of the tile
+  } else {  // a consumer, wg 0 or 1: rows 64 wg .. of each tile (step 7: whole units)
     hp::setmaxnreg_inc<kConsumerRegs>();
-    const int rows = (threadIdx.x / kWarpgroup - 1) * kWgmmaM, lane = threadIdx.x % kWarpgroup;
+    const int wg = threadIdx.x / kWarpgroup - 1, lane = threadIdx.x % kWarpgroup;
+    const int rows = kPingPong ? 0 : wg * kWgmmaM;  // the first row of C this consumer computes
     // This warpgroup is done with stage s: one arrival on its empty barrier in every block
     // of the cluster, thread c arriving at block c (the arrivals side by side).
     auto release = [&](uint32_t s) {
@@ -107,13 +124,18 @@ __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUte
         hp::mbar_arrive_cluster(&empty[s], static_cast<uint32_t>(lane));
       }
     };
-    uint32_t use = 0;
+    // Step 7: this consumer's units are every other one of the block's, and its ring count
+    // starts at its first unit's k-tiles.
+    uint32_t use = kPingPong ? wg * tiles_k : 0, turns = 0;
     float d[kHalfN];
-    for (int64_t u = first; u < units; u += stride) {
+    for (int64_t u = first + (kPingPong ? wg * stride : 0); u < units;
+         u += (kPingPong ? 2 : 1) * stride) {
       const hp::TileIndex tile = hp::tile_of(u, units_m, tiles_n, group);
 #pragma unroll
       for (int i = 0; i < kHalfN; ++i) d[i] = 0.0f;
       hp::fence_registers(d);
+      // The fresh turn[0] counts its phase of parity 1 as complete: consumer 0 goes first.
+      if constexpr (kPingPong) hp::mbar_wait(&turn[wg], (turns + 1 - wg) & 1);
       for (int t = 0; t < tiles_k; ++t, ++use) {
         const uint32_t s = use % kStages;
         hp::mbar_wait(&full[s], (use / kStages) & 1);
@@ -132,12 +154,17 @@ __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUte
           release(s);
         }
       }
+      if constexpr (kPingPong) {  // every wgmma of the unit issued: the other consumer's turn
+        if (lane == 0) hp::mbar_arrive(&turn[1 - wg]);
+        ++turns;
+      }
       if constexpr (kInFlight) {  // the tile's last k-tile
         hp::wgmma_wait<0>();
         release((use + kStages - 1) % kStages);
       }
+      if constexpr (kPingPong) use += tiles_k;  // past the other consumer's unit
       hp::fence_registers(d);
-      store_accumulators(C, m, n, (tile.m * kCluster + rank) * kTileM + rows, tile.n * kTileN, d);
+      store_accumulators(C, m, n, (tile.m * kCluster + rank) * kUnitM + rows, tile.n * kTileN, d);
     }
   }
   if constexpr (kCluster > 1) {  // no block leaves while others may write to it
@@ -174,6 +201,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   specialized<true, kCluster, true>(&map_a, &map_b, C, m, n, k, kGroup / kCluster);
 }
 
+// Step 7: step 6 with units of 64 rows a block, the consumers taking them in turn. Bands of
+// as many rows of A as step 6's (2048).
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_ping_pong(const __grid_constant__ CUtensorMap map_a,
+                   const __grid_constant__ CUtensorMap map_b, float* C, int m, int n, int k) {
+  specialized<true, kCluster, true, true>(&map_a, &map_b, C, m, n, k,
+                                          kGroup * kTileM / (kCluster * kWgmmaM));
+}
+
 using Kernel = void (*)(CUtensorMap, CUtensorMap, float*, int, int, int);
 
 // A launch's configuration: blocks (a multiple of `cluster`), clusters of `cluster` blocks,
@@ -194,17 +230,19 @@ cudaLaunchConfig_t config_of(Kernel kernel, int64_t blocks, int cluster,
   return config;
 }
 
-void launch(Kernel kernel, const Args& a, int64_t blocks, int cluster, int box_b) {
+// A launch with A's box unit_m rows (a block's unit) and B's box_b rows.
+void launch(Kernel kernel, const Args& a, int64_t blocks, int cluster, int box_b,
+            int unit_m = kTileM) {
   cudaLaunchAttribute attr;
   const cudaLaunchConfig_t config = config_of(kernel, blocks, cluster, &attr);
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, tile_map(a.a, a.m, a.k, a.ld, kTileM),
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, tile_map(a.a, a.m, a.k, a.ld, unit_m),
                                 tile_map(a.b, a.n, a.k, a.ld, box_b), a.c, a.m, a.n, a.k));
   CHECK_LAUNCH();
 }
 
-// The output tiles (kCluster stacked down count as one unit).
-int64_t units(const Args& a, int cluster) {
-  return sw::ceil_div(sw::ceil_div(a.m, kTileM), cluster) * sw::ceil_div(a.n, kTileN);
+// The units: output tiles of unit_m x kTileN, kCluster stacked down counting as one.
+int64_t units(const Args& a, int cluster, int unit_m = kTileM) {
+  return sw::ceil_div(sw::ceil_div(a.m, unit_m), cluster) * sw::ceil_div(a.n, kTileN);
 }
 
 }  // namespace specialized
@@ -228,8 +266,9 @@ void launch_persistent(const Args& a) {
 }
 
 // As many clusters as fit on the GPU at once (cudaOccupancyMaxActiveClusters: the GPCs decide,
-// not SMs / 2), at most one per unit; the table's blocks= shows the grid.
-int64_t cluster_blocks(const Args& a) {
+// not SMs / 2), at most one per unit; the table's blocks= shows the grid. Steps 6 and 7 have
+// the same threads and shared memory, so the same fit.
+int64_t clusters_fit(const Args& a) {
   using namespace specialized;
   static int fit = 0;
   if (fit == 0) {
@@ -239,11 +278,24 @@ int64_t cluster_blocks(const Args& a) {
     CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, gemm_clusters, &config));
     if (fit < 1) CUDA_CHECK(cudaErrorInvalidConfiguration);
   }
-  return std::min<int64_t>(fit, units(a, kCluster)) * kCluster;
+  return fit;
+}
+int64_t cluster_blocks(const Args& a) {
+  using namespace specialized;
+  return std::min<int64_t>(clusters_fit(a), units(a, kCluster)) * kCluster;
 }
 void launch_clusters(const Args& a) {
   using namespace specialized;
   launch(gemm_clusters, a, cluster_blocks(a), kCluster, kTileN / kCluster);
+}
+
+int64_t ping_pong_blocks(const Args& a) {
+  using namespace specialized;
+  return std::min<int64_t>(clusters_fit(a), units(a, kCluster, kWgmmaM)) * kCluster;
+}
+void launch_ping_pong(const Args& a) {
+  using namespace specialized;
+  launch(gemm_ping_pong, a, ping_pong_blocks(a), kCluster, kTileN / kCluster, kWgmmaM);
 }
 
 }  // namespace ch21

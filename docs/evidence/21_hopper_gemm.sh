@@ -26,6 +26,6 @@ echo "# cuBLASLt's plan at 4096^3: $($exe --size 4096 --variant clusters --reps 
 # n/a from one version): their names, for the next edit of this list.
 echo "# ncu's tensor-pipe metrics: $(ncu --query-metrics 2>/dev/null | awk '/^sm__pipe_tensor.*(gmma|cycles_active)/ {print $1}' | tr '\n' ' ')"
 run cublaslt 'regex:^(nvjet|sm[0-9]+_|cutlass)' 64 --variant clusters
-for step in tma-wgmma bigger-tile warp-specialized in-flight persistent clusters; do
+for step in tma-wgmma bigger-tile warp-specialized in-flight persistent clusters ping-pong; do
   run "$step" "regex:gemm_${step//-/_}\$" 1 --variant "$step"
 done
