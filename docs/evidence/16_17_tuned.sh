@@ -3,8 +3,9 @@
 # the tuned tiles and n = 2^28 (1 GiB of u32, 20x the L2), each last step and the one before
 # it beside CUB's kernel: duration, DRAM throughput and bytes, L2 write sectors, registers,
 # the occupancy limits and the warps an SM actually held, instructions, and the warp stall
-# reasons (WarpStateStats). Scan (u32 inclusive): lookback-lean and lookback-l2-prefetch at
-# their own tile (6 x 128), CUB. Compaction at keep 1 %, 50 % and 99 %: one-pass-backoff and
+# reasons (WarpStateStats). Scan, inclusive: lookback-lean (u32) and lookback-l2-prefetch (u32
+# and f32: on the H200 our u32 rows trail our f32 rows where CUB's do not) at each step's own
+# tile, CUB's kernel for each type. Compaction at keep 1 %, 50 % and 99 %: one-pass-backoff and
 # one-pass-l2-prefetch at 8 x 256, CUB.
 # usage: bash docs/evidence/16_17_tuned.sh <build_dir>   (about two minutes on an H100)
 set -uo pipefail
@@ -16,12 +17,14 @@ profile() {  # <kernel regex> <program> <args...>: the first timed launch of the
     "$@" --n 2^28 --reps 1 --warmup 0 2>&1 | grep -vE "^==PROF==|^  *(-----)|^    ---|^[A-Za-z#]|^$"
 }
 scan="$build/chapters/16_scan"
-for step in lookback-lean lookback-l2-prefetch; do
-  echo "## 16 $step 6x128 u32 inclusive"
-  profile "scan_lookback" "$scan" --variant $step --type u32
+echo "## 16 lookback-lean own tile u32 inclusive"
+profile "scan_lookback" "$scan" --variant lookback-lean --type u32
+for type in u32 f32; do
+  echo "## 16 lookback-l2-prefetch own tile $type inclusive"
+  profile "scan_lookback" "$scan" --variant lookback-l2-prefetch --type $type
+  echo "## 16 cub $type inclusive"
+  profile "DeviceScanKernel" "$scan" --variant lookback-lean --type $type
 done
-echo "## 16 cub u32 inclusive"
-profile "DeviceScanKernel" "$scan" --variant lookback-lean --type u32
 compact="$build/chapters/17_stream_compaction"
 for keep in 0.01 0.5 0.99; do
   for step in one-pass-backoff one-pass-l2-prefetch; do
