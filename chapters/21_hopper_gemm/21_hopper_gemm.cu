@@ -35,9 +35,9 @@
 //                while its last wgmma drains; in-flight: a block's start and its epilogue
 //                with the tensor cores idle; persistent: L2's bandwidth to the SMs (48 KiB
 //                a k-tile for each SM); clusters: not settled (twice the library's warp
-//                instructions and barrier stalls, docs/21's Evidence); ping-pong: L2 traffic
-//                (64-row units read 1.5x the bytes per flop): slower than clusters on large
-//                squares, faster where 128 x 256 units leave SMs idle (skinny shapes).
+//                instructions and barrier stalls, docs/21's Evidence); ping-pong: not
+//                settled either (more L2 bytes and long-scoreboard stalls than clusters):
+//                slower on large squares, faster where 128 x 256 units leave SMs idle.
 // Needs:         sm_90a (H100, H200): the build adds -gencode arch=compute_90a,code=sm_90a to
 //                this chapter; any other GPU or build prints one line and exits 77.
 // Steps:         tma-wgmma, bigger-tile, warp-specialized, in-flight, persistent, clusters,
