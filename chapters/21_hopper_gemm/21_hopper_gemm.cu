@@ -14,7 +14,7 @@
 //                     shared-memory bytes per flop of B.
 //   warp-specialized  a producer warpgroup (setmaxnreg.dec: few registers) that only issues
 //                     copies, two consumer warpgroups (setmaxnreg.inc) that only multiply, a
-//                     ring of 4 stages with full and empty mbarriers (specialized.cu).
+//                     ring of 4 stages with full and empty mbarriers (specialized.cuh).
 //   in-flight         the consumers keep one group of wgmmas in flight: issue k-tile t, wait
 //                     for k-tile t - 1's group (wait_group 1), release t - 1's stage.
 //   persistent        one block per SM, taking tiles in bands of 16 tile rows (L2-aware
@@ -23,6 +23,8 @@
 //                     half of it and multicasts it to both.
 //   ping-pong         units of 64 x 256 a block, the two consumers taking them in turn:
 //                     one multiplies while the other writes its tile to C.
+//   tma-store         clusters (step 6) with C written through shared memory: the
+//                     consumers fill 8 KiB boxes, the copy engine stores them (TMA store).
 //                cuBLASLt (the fastest of its heuristic's candidates, 32 MiB workspace,
 //                fp32 C) is the bar, timed in the same run: every row is measured twice, in
 //                turn (cuBLASLt first and last), and keeps its faster median.
@@ -37,11 +39,12 @@
 //                a k-tile for each SM); clusters: not settled (twice the library's warp
 //                instructions and barrier stalls, docs/21's Evidence); ping-pong: not
 //                settled either (more L2 bytes and long-scoreboard stalls than clusters):
-//                slower on large squares, faster where 128 x 256 units leave SMs idle.
+//                slower on large squares, faster where 128 x 256 units leave SMs idle;
+//                tma-store: not measured yet.
 // Needs:         sm_90a (H100, H200): the build adds -gencode arch=compute_90a,code=sm_90a to
 //                this chapter; any other GPU or build prints one line and exits 77.
 // Steps:         tma-wgmma, bigger-tile, warp-specialized, in-flight, persistent, clusters,
-//                ping-pong
+//                ping-pong, tma-store
 // Run:           build/chapters/21_hopper_gemm [--size 4096 | --m M --n N --k K]
 //                [--variant clusters] [--json]
 //                build/chapters/21_hopper_gemm --sweep [--variant clusters] [--json]
@@ -174,6 +177,7 @@ const std::vector<Step> kSteps = {
     {"persistent", launch_persistent, persistent_blocks},
     {"clusters", launch_clusters, cluster_blocks},
     {"ping-pong", launch_ping_pong, ping_pong_blocks},
+    {"tma-store", launch_tma_store, cluster_blocks},
 };
 
 }  // namespace

@@ -151,11 +151,12 @@ struct ProductData {
 // The awkward shapes of part 1 (sides odd, prime, 1; k past every tile; partial tiles on
 // every side), and shapes of this chapter's tiles: one 128 x 256 tile and a bit, k not a
 // multiple of 64 (the last k-tile partly zeros), an odd number of tile rows (a cluster's
-// second tile past the end), more tiles than SMs (a persistent block's second tile).
+// second tile past the end), more tiles than SMs (a persistent block's second tile), n a
+// multiple of 4 but not of 32 (step 8's boxes of C partly or wholly outside it).
 inline std::vector<gm::Shape> verify_shapes() {
   std::vector<gm::Shape> out = gm::verify_shapes(gm::InputType::kBf16);
-  const std::vector<gm::Shape> more = {
-      {129, 257, 72}, {384, 512, 200}, {640, 768, 1000}, {2048, 2560, 64}, {1, 1, 8}};
+  const std::vector<gm::Shape> more = {{129, 257, 72},   {384, 512, 200}, {640, 768, 1000},
+                                       {2048, 2560, 64}, {1, 1, 8},       {100, 260, 72}};
   out.insert(out.end(), more.begin(), more.end());
   return out;
 }

@@ -34,6 +34,10 @@ SW_HOPPER_HD uint32_t swizzle128(uint32_t offset) { return offset ^ (((offset >>
 SW_HOPPER_HD uint32_t swizzled_offset(uint32_t row, uint32_t col) {
   return swizzle128(row * kSwizzleBytes + col * 2);
 }
+// The same for a box of 4-byte values, 32 to a row (chapter 21's fp32 epilogue boxes).
+SW_HOPPER_HD uint32_t swizzled_offset_fp32(uint32_t row, uint32_t col) {
+  return swizzle128(row * kSwizzleBytes + col * 4);
+}
 
 // --- the wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format") ----------
 
@@ -69,25 +73,29 @@ SW_HOPPER_HD uint32_t k_step_address(uint32_t tile_address, int kk) {
 
 // --- a 2-D tensor map's parameters (cuTensorMapEncodeTiled) ---------------------------------
 
-// A row-major matrix of 2-byte values, `rows` x `cols`, rows `row_stride` elements apart, read
-// in boxes of box_rows x box_cols. Dimension 0 is the innermost (the columns).
+// A row-major matrix of element_bytes-byte values (2: bf16, A and B; 4: fp32, C), `rows` x
+// `cols`, rows `row_stride` elements apart, moved in boxes of box_rows x box_cols. Dimension 0
+// is the innermost (the columns).
 struct TileMapParams {
   uint64_t dims[2];          // {cols, rows}
   uint64_t stride_bytes[1];  // of dimension 1 (a row); dimension 0's is the element size
   uint32_t box[2];           // {box_cols, box_rows}
   uint32_t element_strides[2];
   int swizzle_bytes;  // 128: CU_TENSOR_MAP_SWIZZLE_128B
+  uint32_t element_bytes;
 };
-constexpr int kElementBytes = 2;          // bf16
+constexpr uint32_t kElementBytes = 2;     // bf16, the inputs
 constexpr uint32_t kMaxBoxSide = 256;     // cuTensorMapEncodeTiled: boxDim[i] <= 256
 constexpr uint64_t kMaxDim = 1ull << 32;  // globalDim[i] <= 2^32
 constexpr uint64_t kStrideAlign = 16;     // globalStrides[i] % 16 == 0, < 2^40
 inline TileMapParams tile_map_params(uint64_t rows, uint64_t cols, uint64_t row_stride,
-                                     uint32_t box_rows, uint32_t box_cols) {
-  return {{cols, rows}, {row_stride * kElementBytes}, {box_cols, box_rows}, {1, 1}, kSwizzleBytes};
+                                     uint32_t box_rows, uint32_t box_cols,
+                                     uint32_t element_bytes = kElementBytes) {
+  return {{cols, rows}, {row_stride * element_bytes}, {box_cols, box_rows}, {1, 1}, kSwizzleBytes,
+          element_bytes};
 }
 // Why the driver would refuse p, or "" when it would not: every limit of
-// cuTensorMapEncodeTiled that a 2-D, 2-byte, 128-byte-swizzled map meets.
+// cuTensorMapEncodeTiled that a 2-D, 128-byte-swizzled map meets.
 inline std::string tile_map_problem(const TileMapParams& p) {
   for (int i = 0; i < 2; ++i) {
     if (p.dims[i] == 0 || p.dims[i] > kMaxDim) return "a dimension is 0 or above 2^32";
@@ -96,15 +104,15 @@ inline std::string tile_map_problem(const TileMapParams& p) {
   }
   if (p.stride_bytes[0] % kStrideAlign != 0) return "the row stride is not a multiple of 16 bytes";
   if (p.stride_bytes[0] >= (1ull << 40)) return "the row stride is 2^40 bytes or more";
-  if (p.stride_bytes[0] < p.dims[0] * kElementBytes) return "the rows overlap";
-  if ((p.box[0] * kElementBytes) % 16 != 0) return "the box's row is not a multiple of 16 bytes";
-  if (p.swizzle_bytes == kSwizzleBytes && p.box[0] * kElementBytes > kSwizzleBytes)
+  if (p.stride_bytes[0] < p.dims[0] * p.element_bytes) return "the rows overlap";
+  if ((p.box[0] * p.element_bytes) % 16 != 0) return "the box's row is not a multiple of 16 bytes";
+  if (p.swizzle_bytes == kSwizzleBytes && p.box[0] * p.element_bytes > kSwizzleBytes)
     return "the box's row is wider than the 128-byte swizzle";
   return "";
 }
 // The bytes one box brings (the copy engine counts a whole box, zeros outside the matrix
 // included, toward the mbarrier's transaction count).
-inline uint32_t box_bytes(const TileMapParams& p) { return p.box[0] * p.box[1] * kElementBytes; }
+inline uint32_t box_bytes(const TileMapParams& p) { return p.box[0] * p.box[1] * p.element_bytes; }
 
 // A box's first row: a start at or past the matrix's end (a cluster's partner tile beyond the
 // last one) moves to the last row; what it loads there feeds only outputs that the epilogue

@@ -145,6 +145,18 @@ template <int kInFlight>
 __device__ __forceinline__ void tma_store_wait_read() {
   SW_PTX(asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kInFlight) : "memory"));
 }
+// Waits until every committed group has finished, its writes to global memory done.
+__device__ __forceinline__ void tma_store_wait_all() {
+  SW_PTX(asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"));
+}
+
+// --- named barriers (PTX ISA 9.7.13.1 "bar.sync") ------------------------------------------
+
+// `threads` threads (whole warps) of the block wait for each other at barrier `id` (1 to 15;
+// 0 is __syncthreads'): a warpgroup synchronizes without the block's other warps.
+__device__ __forceinline__ void named_barrier(uint32_t id, uint32_t threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 
 // --- wgmma (PTX ISA 9.7.15 "Asynchronous Warpgroup Level Matrix Multiply-Accumulate") --------
 

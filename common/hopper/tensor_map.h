@@ -45,13 +45,16 @@ inline EncodeTiled encode_tiled() {
   return fn;
 }
 
-// The map of a row-major bf16 matrix at `base`, rows x cols, rows row_stride elements
-// apart, read in boxes of box_rows x box_cols with the 128-byte swizzle; elements outside
-// the matrix read as zeros (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE fills zeros). Exits 1 with the
-// reason when the parameters break a limit or the driver refuses them.
+// The map of a row-major matrix at `base` (bf16, or fp32 for C), rows x cols, rows row_stride
+// elements apart, moved in boxes of box_rows x box_cols with the 128-byte swizzle; elements
+// outside the matrix read as zeros (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE fills zeros) and are
+// not written by a store. Exits 1 with the reason when the parameters break a limit or the
+// driver refuses them.
 inline CUtensorMap encode_tile_map(const void* base, uint64_t rows, uint64_t cols,
-                                   uint64_t row_stride, uint32_t box_rows, uint32_t box_cols) {
-  const TileMapParams p = tile_map_params(rows, cols, row_stride, box_rows, box_cols);
+                                   uint64_t row_stride, uint32_t box_rows, uint32_t box_cols,
+                                   CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16) {
+  const uint32_t bytes = type == CU_TENSOR_MAP_DATA_TYPE_FLOAT32 ? 4 : kElementBytes;
+  const TileMapParams p = tile_map_params(rows, cols, row_stride, box_rows, box_cols, bytes);
   const std::string why = tile_map_problem(p);
   if (!why.empty() || reinterpret_cast<uintptr_t>(base) % kStrideAlign != 0) {
     std::fprintf(stderr, "error: tensor map of %llux%llu: %s\n",
@@ -64,10 +67,10 @@ inline CUtensorMap encode_tile_map(const void* base, uint64_t rows, uint64_t col
   const cuuint64_t strides[1] = {p.stride_bytes[0]};
   const cuuint32_t box[2] = {p.box[0], p.box[1]};
   const cuuint32_t element_strides[2] = {p.element_strides[0], p.element_strides[1]};
-  const CUresult r = encode_tiled()(
-      &map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box,
-      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      encode_tiled()(&map, type, 2, const_cast<void*>(base), dims, strides, box, element_strides,
+                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     std::fprintf(stderr, "error: cuTensorMapEncodeTiled failed (CUresult %d)\n",
                  static_cast<int>(r));

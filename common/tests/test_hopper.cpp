@@ -104,6 +104,37 @@ TEST_CASE("tensor-map parameters: dims, stride, box, and the limits") {
   CHECK(hp::tile_map_problem(hp::tile_map_params(65536, 32768, 32768, 128, 64)).empty());
 }
 
+TEST_CASE("C's fp32 tensor map (chapter 21, step 8): boxes of 64 x 32, rows of 16-byte multiples") {
+  const hp::TileMapParams p = hp::tile_map_params(4096, 4096, 4096, 64, 32, 4);
+  CHECK(p.stride_bytes[0] == 16384);
+  CHECK(hp::box_bytes(p) == 8192);
+  CHECK(hp::tile_map_problem(p).empty());
+  CHECK(hp::tile_map_problem(hp::tile_map_params(4095, 4100, 4100, 64, 32, 4)).empty());
+  // n = 4097: 16,388-byte rows, which the copy engine cannot address (step 8 stores directly)
+  CHECK_FALSE(hp::tile_map_problem(hp::tile_map_params(4095, 4097, 4097, 64, 32, 4)).empty());
+  CHECK_FALSE(hp::tile_map_problem(hp::tile_map_params(64, 64, 64, 64, 64, 4)).empty());  // 256 B
+}
+
+TEST_CASE("step 8's boxes: a warpgroup's 16 entries a thread fill each 64 x 32 box once") {
+  constexpr int kHalfN = 128, kBoxN = 32, kPerBox = kHalfN / (2 * kHalfN / kBoxN);
+  for (int q = 0; q < 2 * kHalfN / kBoxN; ++q) {
+    std::set<uint32_t> words;  // the 4-byte words written in the box
+    for (int t = 0; t < 128; ++t)
+      for (int i = q * kPerBox; i < (q + 1) * kPerBox; i += 2) {
+        const int row = hp::accumulator_row(t, i), col = hp::accumulator_col(t, i) - q * kBoxN;
+        REQUIRE(col >= 0);
+        REQUIRE(col + 1 < kBoxN);
+        const uint32_t at = hp::swizzled_offset_fp32(row, col);
+        CHECK(at % 8 == 0);               // a float2 store
+        CHECK(at / 16 == (at + 4) / 16);  // both floats in one 16-byte chunk
+        words.insert(at / 4);
+        words.insert(at / 4 + 1);
+      }
+    CHECK(words.size() == 64 * kBoxN);
+    CHECK(*words.rbegin() == 64 * kBoxN - 1);
+  }
+}
+
 TEST_CASE("a box's start stays inside the matrix") {
   CHECK(hp::box_start(0, 10) == 0);
   CHECK(hp::box_start(9, 10) == 9);

@@ -17,6 +17,7 @@ exe="$build/chapters/21_hopper_gemm"
 core=$NCU_CORE,lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct
 core+=,smsp__warp_issue_stalled_membar_per_warp_active.pct,smsp__warp_issue_stalled_sleeping_per_warp_active.pct
 tensor=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
+tensor+=,sm__pipe_tensor_op_hmma_type_hmma_hgmma_qgmma_cycles_active.avg.pct_of_peak_sustained_active  # the name this ncu lists
 tensor+=,sm__inst_executed_pipe_tensor_op_gmma.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
 tensor+=,sm__ops_path_tensor_src_bf16_dst_fp32.sum
 run() { ncu_passes "$1" "$2" "$3" "$exe" --size 4096 --reps 1 --warmup 0 "${@:4}"; }  # row, filter, launches, args
@@ -26,6 +27,6 @@ echo "# cuBLASLt's plan at 4096^3: $($exe --size 4096 --variant clusters --reps 
 # n/a from one version): their names, for the next edit of this list.
 echo "# ncu's tensor-pipe metrics: $(ncu --query-metrics 2>/dev/null | awk '/^sm__pipe_tensor.*(gmma|cycles_active)/ {print $1}' | tr '\n' ' ')"
 run cublaslt 'regex:^(nvjet|sm[0-9]+_|cutlass)' 64 --variant clusters
-for step in tma-wgmma bigger-tile warp-specialized in-flight persistent clusters ping-pong; do
+for step in tma-wgmma bigger-tile warp-specialized in-flight persistent clusters ping-pong tma-store; do
   run "$step" "regex:gemm_${step//-/_}\$" 1 --variant "$step"
 done
