@@ -40,7 +40,8 @@
 //                instructions and barrier stalls, docs/21's Evidence); ping-pong: not
 //                settled either (more L2 bytes and long-scoreboard stalls than clusters):
 //                slower on large squares, faster where 128 x 256 units leave SMs idle;
-//                tma-store: not measured yet.
+//                tma-store: not settled (the tensor pipe busier than in clusters, less
+//                than in the library's fastest candidates: docs/21's Evidence).
 // Needs:         sm_90a (H100, H200): the build adds -gencode arch=compute_90a,code=sm_90a to
 //                this chapter; any other GPU or build prints one line and exits 77.
 // Steps:         tma-wgmma, bigger-tile, warp-specialized, in-flight, persistent, clusters,
