@@ -25,6 +25,8 @@
 //                     one multiplies while the other writes its tile to C.
 //   tma-store         clusters (step 6) with C written through shared memory: the
 //                     consumers fill 8 KiB boxes, the copy engine stores them (TMA store).
+//   split-tail        tma-store with the last wave's units cut along k among all the
+//                     clusters, each cut unit's pieces added into C in turn (TMA add).
 //                cuBLASLt (the fastest of its heuristic's candidates, 32 MiB workspace,
 //                fp32 C) is the bar, timed in the same run: every row is measured twice, in
 //                turn (cuBLASLt first and last), and keeps its faster median.
@@ -41,11 +43,12 @@
 //                settled either (more L2 bytes and long-scoreboard stalls than clusters):
 //                slower on large squares, faster where 128 x 256 units leave SMs idle;
 //                tma-store: not settled (the tensor pipe busier than in clusters, less
-//                than in the library's fastest candidates: docs/21's Evidence).
+//                than in the library's fastest candidates: docs/21's Evidence);
+//                split-tail: not measured yet.
 // Needs:         sm_90a (H100, H200): the build adds -gencode arch=compute_90a,code=sm_90a to
 //                this chapter; any other GPU or build prints one line and exits 77.
 // Steps:         tma-wgmma, bigger-tile, warp-specialized, in-flight, persistent, clusters,
-//                ping-pong, tma-store
+//                ping-pong, tma-store, split-tail
 // Run:           build/chapters/21_hopper_gemm [--size 4096 | --m M --n N --k K]
 //                [--variant clusters] [--json]
 //                build/chapters/21_hopper_gemm --sweep [--variant clusters] [--json]
@@ -179,6 +182,7 @@ const std::vector<Step> kSteps = {
     {"clusters", launch_clusters, cluster_blocks},
     {"ping-pong", launch_ping_pong, ping_pong_blocks},
     {"tma-store", launch_tma_store, cluster_blocks},
+    {"split-tail", launch_split_tail, cluster_blocks},
 };
 
 }  // namespace

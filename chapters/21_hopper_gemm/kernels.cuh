@@ -1,6 +1,6 @@
 // Chapter 21's shared pieces: the tile sizes, where a block's shared memory starts, the
 // epilogue every step uses (accumulators to C, guarded) and step 8's (through shared memory),
-// the tensor maps of A, B and C, the grids, and the launchers of steps 3 to 8 (specialized.cu).
+// the tensor maps of A, B and C, the grids, and the launchers of steps 3 to 9 (specialized.cu).
 #pragma once
 
 #include <cuda.h>
@@ -66,12 +66,13 @@ __device__ __forceinline__ void store_accumulators(float* C, int m, int n, int r
 // stores one box to C (asynchronous; rows and columns outside C not written), the threads
 // fill the other. Thread 0 of the warpgroup issues the stores; before a buffer is filled
 // again it waits until the store that used it has read it. `barrier`: the warpgroup's own.
+// `add` (step 9's later pieces of a cut unit): each box is added to C instead of stored.
 constexpr int kBoxN = 32;                            // columns of a box: 128 bytes of fp32
 constexpr uint32_t kBoxBytes = kWgmmaM * kBoxN * 4;  // 8 KiB
 template <int kHalfN>
 __device__ __forceinline__ void store_through_smem(const CUtensorMap* map_c, uint8_t* buffers,
                                                    uint32_t barrier, int row0, int col0,
-                                                   const float (&d)[kHalfN]) {
+                                                   const float (&d)[kHalfN], bool add = false) {
   constexpr int kBoxes = 2 * kHalfN / kBoxN, kPerBox = kHalfN / kBoxes;  // a thread's per box
   const int t = threadIdx.x % kWarpgroup;
 #pragma unroll
@@ -88,7 +89,10 @@ __device__ __forceinline__ void store_through_smem(const CUtensorMap* map_c, uin
     hp::fence_proxy_async();  // the writes visible to the copy engine
     hp::named_barrier(barrier, kWarpgroup);
     if (t == 0) {
-      hp::tma_store_2d(map_c, buffer, col0 + q * kBoxN, row0);
+      if (add)
+        hp::tma_reduce_add_2d(map_c, buffer, col0 + q * kBoxN, row0);
+      else
+        hp::tma_store_2d(map_c, buffer, col0 + q * kBoxN, row0);
       hp::tma_store_commit();
     }
   }
@@ -141,13 +145,14 @@ int64_t tile_blocks(const Args& a) {
   return sw::ceil_div(a.m, kTileM) * sw::ceil_div(a.n, kTileN);
 }
 
-// Steps 3 to 8 (specialized.cu), and the blocks of the persistent grids (steps 5 to 8).
+// Steps 3 to 9 (specialized.cu), and the blocks of the persistent grids (steps 5 to 9).
 void launch_warp_specialized(const Args& a);
 void launch_in_flight(const Args& a);
 void launch_persistent(const Args& a);
 void launch_clusters(const Args& a);
 void launch_ping_pong(const Args& a);
 void launch_tma_store(const Args& a);
+void launch_split_tail(const Args& a);
 int64_t persistent_blocks(const Args& a);
 int64_t cluster_blocks(const Args& a);
 int64_t ping_pong_blocks(const Args& a);

@@ -43,7 +43,11 @@ struct Args {
   int m, n, k, ld;
   int sms;             // the GPU's SMs: a persistent grid's size
   const LtPlan* plan;  // the vendor row's (the steps ignore it)
+  int* flags;          // step 9's: kSplitFlags, 0 between launches
 };
+// Step 9's flags: one per block of a cut unit's cluster and consumer (fewer than the SMs'
+// blocks times 2); each cut unit's last piece sets its flags back to 0.
+constexpr int64_t kSplitFlags = 1024;
 using Launch = void (*)(const Args&);
 using Blocks = int64_t (*)(const Args&);  // the blocks a step's grid has (the table's blocks=)
 using Step = sw::bench::Step<Launch, Blocks>;
@@ -66,7 +70,8 @@ struct Input {
   gm::Shape shape;
   int64_t ld;
   sw::DeviceBuffer<uint16_t> a, b;
-  sw::DeviceBuffer<float> c;  // m n + the guard
+  sw::DeviceBuffer<float> c;    // m n + the guard
+  sw::DeviceBuffer<int> flags;  // step 9's, zeroed once
   mutable uint64_t seed = 0, digest = 0;
   mutable std::vector<float> host_a, host_bt, out;
   mutable std::vector<gm::Entry> entries;
@@ -75,6 +80,8 @@ struct Input {
     a.allocate(s.m * ld);
     b.allocate(s.n * ld);
     c.allocate(s.m * s.n + gm::kGuardFloats);
+    flags.allocate(kSplitFlags);
+    CUDA_CHECK(cudaMemset(flags.get(), 0, flags.bytes()));
     reseed(seed_);
   }
   // Rows of `rows` x k values as bf16 bits into dst, ld apart, the pad zero.
@@ -118,7 +125,8 @@ struct Input {
             static_cast<int>(shape.k),
             static_cast<int>(ld),
             sms,
-            plan};
+            plan,
+            flags.get()};
   }
 };
 
@@ -152,11 +160,14 @@ struct ProductData {
 // every side), and shapes of this chapter's tiles: one 128 x 256 tile and a bit, k not a
 // multiple of 64 (the last k-tile partly zeros), an odd number of tile rows (a cluster's
 // second tile past the end), more tiles than SMs (a persistent block's second tile), n a
-// multiple of 4 but not of 32 (step 8's boxes of C partly or wholly outside it).
+// multiple of 4 but not of 32 (step 8's boxes of C partly or wholly outside it), more units
+// than a wave of clusters with k past 8 k-tiles (step 9 cuts the last wave's units, 2 to 5
+// pieces each, the last k-tile partly zeros).
 inline std::vector<gm::Shape> verify_shapes() {
   std::vector<gm::Shape> out = gm::verify_shapes(gm::InputType::kBf16);
-  const std::vector<gm::Shape> more = {{129, 257, 72},   {384, 512, 200}, {640, 768, 1000},
-                                       {2048, 2560, 64}, {1, 1, 8},       {100, 260, 72}};
+  const std::vector<gm::Shape> more = {{129, 257, 72},    {384, 512, 200}, {640, 768, 1000},
+                                       {2048, 2560, 64},  {1, 1, 8},       {100, 260, 72},
+                                       {2048, 2304, 1000}};
   out.insert(out.end(), more.begin(), more.end());
   return out;
 }

@@ -1,4 +1,4 @@
-// Chapter 21, steps 3 to 8: each step's kernel, an instance of specialized.cuh's block with
+// Chapter 21, steps 3 to 9: each step's kernel, an instance of specialized.cuh's block with
 // its template switches, and the step's launcher.
 #include <algorithm>
 #include <cstdint>
@@ -52,6 +52,17 @@ __global__ void __launch_bounds__(kThreads, 1)
                    const __grid_constant__ CUtensorMap map_c, float* C, int m, int n, int k) {
   specialized<true, kCluster, true, false, true>(&map_a, &map_b, C, m, n, k, kGroup / kCluster,
                                                  &map_c);
+}
+
+// Step 9: step 8 with the last wave's units cut along k, each cut unit's pieces added up in C
+// in turn (flags: Args::flags).
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_split_tail(const __grid_constant__ CUtensorMap map_a,
+                    const __grid_constant__ CUtensorMap map_b,
+                    const __grid_constant__ CUtensorMap map_c, float* C, int m, int n, int k,
+                    int* flags) {
+  specialized<true, kCluster, true, false, true, true>(&map_a, &map_b, C, m, n, k,
+                                                       kGroup / kCluster, &map_c, flags);
 }
 
 using Kernel = void (*)(CUtensorMap, CUtensorMap, float*, int, int, int);
@@ -150,6 +161,19 @@ void launch_tma_store(const Args& a) {
   CUDA_CHECK(cudaLaunchKernelEx(&config, gemm_tma_store, tile_map(a.a, a.m, a.k, a.ld, kTileM),
                                 tile_map(a.b, a.n, a.k, a.ld, kTileN / kCluster), c_map(a), a.c,
                                 a.m, a.n, a.k));
+  CHECK_LAUNCH();
+}
+
+void launch_split_tail(const Args& a) {
+  using namespace specialized;
+  const int64_t blocks = cluster_blocks(a);
+  if (blocks * 2 > kSplitFlags) CUDA_CHECK(cudaErrorInvalidValue);  // a flag per block and consumer
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t config =
+      config_of(gemm_split_tail, blocks, kCluster, &attr, kSharedBytes + kEpilogueBytes);
+  CUDA_CHECK(cudaLaunchKernelEx(&config, gemm_split_tail, tile_map(a.a, a.m, a.k, a.ld, kTileM),
+                                tile_map(a.b, a.n, a.k, a.ld, kTileN / kCluster), c_map(a), a.c,
+                                a.m, a.n, a.k, a.flags));
   CHECK_LAUNCH();
 }
 

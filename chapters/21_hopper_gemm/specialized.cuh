@@ -1,7 +1,8 @@
-// Chapter 21, steps 3 to 8: the warp-specialized block they all run (specialized.cu has each
+// Chapter 21, steps 3 to 9: the warp-specialized block they all run (specialized.cu has each
 // step's kernel, an instance of it, and its launcher): warp specialization, wgmma kept in
 // flight, a persistent grid, clusters with multicast, consumers taking tiles in turn
-// (ping-pong), the epilogue through shared memory and the copy engine (tma-store).
+// (ping-pong), the epilogue through shared memory and the copy engine (tma-store), the
+// last wave cut along k (split-tail).
 //
 // Three warpgroups per block. Warpgroup 0 is the producer: it gives registers back
 // (setmaxnreg.dec) and one of its threads only issues copies. Warpgroups 1 and 2 are the
@@ -33,6 +34,12 @@
 // Step 8 (tma-store) is step 6 with the epilogue of kernels.cuh's store_through_smem: each
 // consumer writes its tile into two 8 KiB buffers of its own (after the ring) in turn, and
 // the copy engine stores them to C while the consumer goes on; the barriers move past them.
+// Step 9 (split-tail) is step 8 with the last wave's units cut along k (hp::tail_plan): the
+// block takes its whole units, then its pieces of the cut ones (hp::tail_pieces), the
+// producer loading and the consumers multiplying only the piece's k-tiles. A unit's piece 0
+// stores its part of C; piece i > 0 waits on the unit's flag (one per block of the cluster
+// and consumer, in `flags`) until it reads i, adds its part to C with the copy engine, and
+// sets the flag to i + 1 once its additions are done (the last piece sets it back to 0).
 #pragma once
 
 #include <cstdint>
@@ -64,12 +71,15 @@ static_assert(kSharedBytes + kEpilogueBytes <= kMaxSharedBytes, "step 8's buffer
 // down (the cluster's blocks, rank r taking the r-th), sharing their tile of B. kInFlight:
 // the consumers keep one group of wgmmas in flight (steps 4 to 8). kPingPong: units of 64
 // rows a block, taken by the consumers in turn (step 7). kTmaStore: C through shared memory
-// and map_c where n allows it (step 8).
+// and map_c where n allows it (step 8). kSplitTail: the last wave cut along k (step 9; with
+// kTmaStore, where n allows the store).
 template <bool kPersistent, int kCluster, bool kInFlight, bool kPingPong = false,
-          bool kTmaStore = false>
+          bool kTmaStore = false, bool kSplitTail = false>
 __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             float* C, int m, int n, int k, int group,
-                                            const CUtensorMap* map_c = nullptr) {
+                                            const CUtensorMap* map_c = nullptr,
+                                            int* flags = nullptr) {
+  static_assert(!kSplitTail || (kPersistent && kTmaStore && !kPingPong), "step 9 is step 8's");
 #if SW_SM90A
   constexpr int kUnitM = kPingPong ? kWgmmaM : kTileM;            // rows of C a block's unit has
   constexpr uint32_t kStageBytes = kUnitM * kRowBytes + kBBytes;  // what a stage's copies bring
@@ -101,13 +111,21 @@ __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUte
   const int64_t units = static_cast<int64_t>(units_m) * tiles_n;
   const int64_t first = blockIdx.x / kCluster;
   const int64_t stride = kPersistent ? gridDim.x / kCluster : units;
+  // Step 9: the units of the full waves whole, then this block's pieces of the cut ones.
+  const bool split = kSplitTail && n % kStoreAlign == 0;
+  const hp::TailPlan plan =
+      split ? hp::tail_plan(units, static_cast<int>(stride), tiles_k) : hp::TailPlan{units, 0, 0};
+  hp::Piece pieces[2];
+  const int piece_count =
+      split ? hp::tail_pieces(plan, tiles_k, static_cast<int>(first), pieces) : 0;
   if (threadIdx.x < kWarpgroup) {  // the producer
     hp::setmaxnreg_dec<kProducerRegs>();
     uint32_t use = 0;
-    for (int64_t u = first; threadIdx.x == 0 && u < units; u += stride) {
+    // k-tiles [k0, k1) of unit u into the ring
+    auto load = [&](int64_t u, int k0, int k1) {
       const hp::TileIndex tile = hp::tile_of(u, units_m, tiles_n, group);
       const int a_row = hp::box_start((tile.m * kCluster + rank) * kUnitM, m);
-      for (int t = 0; t < tiles_k; ++t, ++use) {
+      for (int t = k0; t < k1; ++t, ++use) {
         const int s = use % kStages;
         hp::mbar_wait(&empty[s], ((use / kStages) & 1) ^ 1);
         uint8_t* a_tile = base + s * kStage;
@@ -122,6 +140,12 @@ __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUte
                                     static_cast<uint16_t>((1 << kCluster) - 1));
         }
       }
+    };
+    if (threadIdx.x == 0) {
+      for (int64_t u = first; u < plan.whole; u += stride) load(u, 0, tiles_k);
+#pragma unroll
+      for (int i = 0; i < 2; ++i)  // unrolled: the pieces stay in registers
+        if (i < piece_count) load(pieces[i].unit, pieces[i].k_begin, pieces[i].k_end);
     }
   } else {  // a consumer, wg 0 or 1: rows 64 wg .. of each tile (step 7: whole units)
     hp::setmaxnreg_inc<kConsumerRegs>();
@@ -140,15 +164,15 @@ __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUte
     // starts at its first unit's k-tiles.
     uint32_t use = kPingPong ? wg * tiles_k : 0, turns = 0;
     float d[kHalfN];
-    for (int64_t u = first + (kPingPong ? wg * stride : 0); u < units;
-         u += (kPingPong ? 2 : 1) * stride) {
+    // k-tiles [k0, k1) of unit u, then its epilogue: step 9's pieces with `piece`
+    auto work = [&](int64_t u, int k0, int k1, const hp::Piece* piece) {
       const hp::TileIndex tile = hp::tile_of(u, units_m, tiles_n, group);
 #pragma unroll
       for (int i = 0; i < kHalfN; ++i) d[i] = 0.0f;
       hp::fence_registers(d);
       // The fresh turn[0] counts its phase of parity 1 as complete: consumer 0 goes first.
       if constexpr (kPingPong) hp::mbar_wait(&turn[wg], (turns + 1 - wg) & 1);
-      for (int t = 0; t < tiles_k; ++t, ++use) {
+      for (int t = k0; t < k1; ++t, ++use) {
         const uint32_t s = use % kStages;
         hp::mbar_wait(&full[s], (use / kStages) & 1);
         const uint32_t a_tile = hp::smem_u32(base + s * kStage) + rows * kRowBytes;
@@ -160,7 +184,7 @@ __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUte
         hp::wgmma_commit();
         if constexpr (kInFlight) {
           hp::wgmma_wait<1>();  // k-tile t - 1's wgmmas are done: its stage is free
-          if (t > 0) release((use + kStages - 1) % kStages);
+          if (t > k0) release((use + kStages - 1) % kStages);
         } else {
           hp::wgmma_wait<0>();
           release(s);
@@ -177,11 +201,26 @@ __device__ __forceinline__ void specialized(const CUtensorMap* map_a, const CUte
       if constexpr (kPingPong) use += tiles_k;  // past the other consumer's unit
       hp::fence_registers(d);
       const int row0 = (tile.m * kCluster + rank) * kUnitM + rows, col0 = tile.n * kTileN;
-      if (kTmaStore && n % kStoreAlign == 0)
-        store_through_smem(map_c, epilogue + wg * 2 * kBoxBytes, 1 + wg, row0, col0, d);
-      else
+      if (kTmaStore && n % kStoreAlign == 0) {
+        // step 9: a cut unit's flag, this block's and this consumer's
+        int* flag = piece != nullptr && piece->count > 1
+                        ? flags + ((piece->unit - plan.whole) * kCluster + rank) * 2 + wg
+                        : nullptr;
+        const bool add = flag != nullptr && piece->index > 0;
+        if (add && lane == 0) hp::wait_flag(flag, piece->index);  // the pieces before: in C
+        store_through_smem(map_c, epilogue + wg * 2 * kBoxBytes, 1 + wg, row0, col0, d, add);
+        if (flag != nullptr && lane == 0)
+          hp::set_flag_after_bulk(flag, piece->index + 1 < piece->count ? piece->index + 1 : 0);
+      } else {
         store_accumulators(C, m, n, row0, col0, d);
-    }
+      }
+    };
+    for (int64_t u = first + (kPingPong ? wg * stride : 0); u < plan.whole;
+         u += (kPingPong ? 2 : 1) * stride)
+      work(u, 0, tiles_k, nullptr);
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+      if (i < piece_count) work(pieces[i].unit, pieces[i].k_begin, pieces[i].k_end, &pieces[i]);
     if (kTmaStore && lane == 0) hp::tma_store_wait_all();  // before the buffers go away
   }
   if constexpr (kCluster > 1) {  // no block leaves while others may write to it

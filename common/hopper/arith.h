@@ -137,6 +137,68 @@ SW_HOPPER_HD TileIndex tile_of(int64_t index, int tiles_m, int tiles_n, int grou
   return {first + static_cast<int>(in_band % rows), static_cast<int>(in_band / rows)};
 }
 
+// --- the last wave cut along k (chapter 21, step 9) -----------------------------------------
+
+// A persistent grid of `workers` (clusters) over `units` units of `k_tiles` k-tiles each takes
+// the units of its full waves whole (worker w: units w, w + workers, ...). When units is not a
+// multiple of workers, the last wave would leave workers idle while the others finish a whole
+// unit; instead its `tail` units are cut along k: the tail's tail * k_tiles k-tiles, unit after
+// unit, are dealt to the workers in runs of `share` k-tiles (worker w: the w-th run), so that
+// every worker ends at about the same time. A unit then has pieces from up to
+// kMaxPieces + 1 workers, each adding its part of C to the others': runs shorter than
+// k_tiles / kMaxPieces would cost more in those additions than they save. No full wave, a
+// tail that fills its wave, or runs as long as a unit: nothing is cut (tail 0).
+constexpr int kMaxPieces = 4;
+struct TailPlan {
+  int64_t whole;  // units taken whole: the full waves (all units when nothing is cut)
+  int64_t tail;   // units cut along k, after the whole ones
+  int share;      // k-tiles a worker takes from the tail (0: nothing cut)
+};
+SW_HOPPER_HD TailPlan tail_plan(int64_t units, int workers, int k_tiles) {
+  const int64_t tail = units % workers;
+  if (units < workers || tail == 0) return {units, 0, 0};
+  int64_t share = (tail * k_tiles + workers - 1) / workers;
+  const int64_t least = (k_tiles + kMaxPieces - 1) / kMaxPieces;
+  if (share < least) share = least;
+  if (share >= k_tiles) return {units, 0, 0};
+  return {units - tail, tail, static_cast<int>(share)};
+}
+
+// One worker's part of a cut unit: k-tiles [k_begin, k_end) of unit `unit`, the index-th of
+// the unit's `count` pieces (in order of k). Piece 0 writes its part of C; the others add to
+// it, each after the one before (chapter 21 counts them on a flag per unit).
+struct Piece {
+  int64_t unit;
+  int k_begin, k_end, index, count;
+};
+// The piece of worker w's run that holds k-tiles [at, end) of the tail's flattened k-tiles,
+// cut at the end of at's unit.
+SW_HOPPER_HD Piece piece_of(const TailPlan& plan, int k_tiles, int worker, int64_t at,
+                            int64_t end) {
+  const int64_t u = at / k_tiles, unit_end = (u + 1) * k_tiles;
+  const int64_t stop = end < unit_end ? end : unit_end;
+  const int64_t first = u * k_tiles / plan.share, last = (unit_end - 1) / plan.share;
+  return {plan.whole + u, static_cast<int>(at - u * k_tiles), static_cast<int>(stop - u * k_tiles),
+          static_cast<int>(worker - first), static_cast<int>(last - first + 1)};
+}
+// Worker w's pieces of the tail, at most two (a run is shorter than a unit), in the order the
+// worker computes them: a piece that starts its unit (index 0, waiting for no other) first.
+// Returns how many.
+SW_HOPPER_HD int tail_pieces(const TailPlan& plan, int k_tiles, int worker, Piece (&out)[2]) {
+  const int64_t total = plan.tail * k_tiles, begin = static_cast<int64_t>(worker) * plan.share;
+  if (plan.share == 0 || begin >= total) return 0;
+  const int64_t end = begin + plan.share < total ? begin + plan.share : total;
+  const int64_t next_unit = (begin / k_tiles + 1) * k_tiles;
+  const Piece first = piece_of(plan, k_tiles, worker, begin, end);
+  if (end <= next_unit) {
+    out[0] = first;
+    return 1;
+  }
+  out[0] = piece_of(plan, k_tiles, worker, next_unit, end);  // it starts its unit
+  out[1] = first;
+  return 2;
+}
+
 // --- the accumulator layout of wgmma m64nNk16 (PTX ISA "Register Fragments", wgmma D) -------
 
 // Entry i (0 to N / 2 - 1) of thread t (0 to 127) of the warpgroup: its row (0 to 63) and

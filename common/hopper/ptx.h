@@ -138,6 +138,16 @@ __device__ __forceinline__ void tma_store_2d(const void* map, const void* src, i
       "r"(smem_u32(src)), "r"(col), "r"(row)
       : "memory"));
 }
+// The same, adding the box to the tensor element by element instead of overwriting it
+// (cp.reduce.async.bulk.tensor .add: fp32 here, the tensor map's type).
+__device__ __forceinline__ void tma_reduce_add_2d(const void* map, const void* src, int col,
+                                                  int row) {
+  SW_PTX(
+      asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, "
+                   "{%2, %3}], [%1];\n" ::"l"(reinterpret_cast<uint64_t>(map)),
+                   "r"(smem_u32(src)), "r"(col), "r"(row)
+                   : "memory"));
+}
 __device__ __forceinline__ void tma_store_commit() {
   SW_PTX(asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"));
 }
@@ -148,6 +158,32 @@ __device__ __forceinline__ void tma_store_wait_read() {
 // Waits until every committed group has finished, its writes to global memory done.
 __device__ __forceinline__ void tma_store_wait_all() {
   SW_PTX(asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"));
+}
+
+// --- flags between blocks (PTX ISA 8 "Memory Consistency Model": release and acquire) -------
+
+// A flag in global memory that one block sets after its copy engine's writes and another
+// waits on before its own: set_flag_after_bulk first waits for the thread's bulk groups to
+// finish (their writes done), orders them before the flag (fence.proxy.async: the copy
+// engine's writes and the thread's own), then stores the value with release at GPU scope;
+// wait_flag loads with acquire until the flag holds `value`, then orders what follows
+// (the copy engine's next reads and writes) after it.
+__device__ __forceinline__ void set_flag_after_bulk(int* flag, int value) {
+  SW_PTX(
+      asm volatile("cp.async.bulk.wait_group 0;\n fence.proxy.async.global;\n"
+                   " st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flag),
+                   "r"(value)
+                   : "memory"));
+}
+__device__ __forceinline__ void wait_flag(const int* flag, int value) {
+  int seen = value - 1;
+  while (seen != value) {
+    SW_PTX(asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n"
+                        : "=r"(seen)
+                        : "l"(flag)
+                        : "memory"));
+  }
+  SW_PTX(asm volatile("fence.proxy.async.global;\n" ::: "memory"));
 }
 
 // --- named barriers (PTX ISA 9.7.13.1 "bar.sync") ------------------------------------------

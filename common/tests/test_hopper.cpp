@@ -4,8 +4,10 @@
 // average (common/gpu_sensors.h).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -167,6 +169,67 @@ TEST_CASE("the tile order takes every tile exactly once, in bands of `group` row
     CHECK(hp::tile_of(i, 32, 16, 8).m == i);
     CHECK(hp::tile_of(i, 32, 16, 8).n == 0);
   }
+}
+
+TEST_CASE("step 9's tail: every k-tile of the last wave's units taken once, pieces in order") {
+  for (const int workers : {1, 2, 7, 66})
+    for (const int64_t units : {int64_t{1}, int64_t{5}, int64_t{66}, int64_t{72}, int64_t{256},
+                                int64_t{1024}, int64_t{1057}})
+      for (const int k_tiles : {1, 2, 3, 9, 64, 128}) {
+        CAPTURE(workers);
+        CAPTURE(units);
+        CAPTURE(k_tiles);
+        const hp::TailPlan plan = hp::tail_plan(units, workers, k_tiles);
+        REQUIRE(plan.whole + plan.tail == units);
+        if (plan.tail > 0) REQUIRE(plan.whole % workers == 0);  // whole waves, then the cut ones
+        if (plan.tail == 0) {
+          CHECK(plan.share == 0);
+        } else {
+          CHECK(plan.tail < workers);
+          CHECK(plan.share < k_tiles);
+          CHECK(plan.share * hp::kMaxPieces >= k_tiles);  // no piece shorter than a quarter unit
+        }
+        // Each (unit, k-tile) of the tail once; each unit's pieces 0 .. count-1, in order of k.
+        std::map<int64_t, std::vector<hp::Piece>> by_unit;
+        int64_t taken = 0;
+        for (int w = 0; w < workers; ++w) {
+          hp::Piece pieces[2];
+          const int n = hp::tail_pieces(plan, k_tiles, w, pieces);
+          REQUIRE(n >= 0);
+          REQUIRE(n <= 2);
+          if (n == 2) CHECK(pieces[0].index == 0);  // the piece that waits for nobody first
+          for (int i = 0; i < n; ++i) {
+            const hp::Piece& p = pieces[i];
+            REQUIRE(p.unit >= plan.whole);
+            REQUIRE(p.unit < units);
+            REQUIRE(p.k_begin >= 0);
+            REQUIRE(p.k_begin < p.k_end);
+            REQUIRE(p.k_end <= k_tiles);
+            taken += p.k_end - p.k_begin;
+            by_unit[p.unit].push_back(p);
+          }
+        }
+        CHECK(taken == plan.tail * k_tiles);
+        CHECK(by_unit.size() == static_cast<size_t>(plan.tail));
+        for (auto& [unit, pieces] : by_unit) {
+          std::sort(pieces.begin(), pieces.end(),
+                    [](const hp::Piece& a, const hp::Piece& b) { return a.k_begin < b.k_begin; });
+          int next = 0;
+          for (size_t i = 0; i < pieces.size(); ++i) {
+            CHECK(pieces[i].k_begin == next);  // contiguous, no overlap
+            next = pieces[i].k_end;
+            CHECK(pieces[i].index == static_cast<int>(i));
+            CHECK(pieces[i].count == static_cast<int>(pieces.size()));
+          }
+          CHECK(next == k_tiles);
+          CHECK(static_cast<int>(pieces.size()) <= hp::kMaxPieces + 1);
+        }
+      }
+  // 8192^3 on 66 clusters: 1024 units of 128 k-tiles, 15 whole waves, 34 units cut in runs of 66
+  const hp::TailPlan p = hp::tail_plan(1024, 66, 128);
+  CHECK(p.whole == 990);
+  CHECK(p.tail == 34);
+  CHECK(p.share == 66);
 }
 
 namespace {

@@ -30,6 +30,6 @@ echo "# cuBLASLt's plan at $size^3: $($exe --size "$size" --variant clusters --r
 # n/a from one version): their names, for the next edit of this list.
 echo "# ncu's tensor-pipe metrics: $(ncu --query-metrics 2>/dev/null | awk '/^sm__pipe_tensor.*(gmma|cycles_active)/ {print $1}' | tr '\n' ' ')"
 run cublaslt 'regex:^(nvjet|sm[0-9]+_|cutlass)' 64 --variant clusters
-for step in ${STEPS:-tma-wgmma bigger-tile warp-specialized in-flight persistent clusters ping-pong tma-store}; do
+for step in ${STEPS:-tma-wgmma bigger-tile warp-specialized in-flight persistent clusters ping-pong tma-store split-tail}; do
   run "$step" "regex:gemm_${step//-/_}\$" 1 --variant "$step"
 done
