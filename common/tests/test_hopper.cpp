@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -225,6 +226,37 @@ TEST_CASE("step 9's tail: every k-tile of the last wave's units taken once, piec
           CHECK(static_cast<int>(pieces.size()) <= hp::kMaxPieces + 1);
         }
       }
+  // The waits: each worker does its pieces in its order, a piece i > 0 only once piece i - 1
+  // of its unit is done. Rounds of "every worker finishes what it can": all done, and within
+  // kMaxPieces + 2 rounds (the piece that starts a unit first; the other order chains the
+  // waits through the workers).
+  for (const auto& [units, workers, k_tiles] :
+       {std::tuple{256, 66, 64}, std::tuple{1024, 66, 128}, std::tuple{4096, 66, 256},
+        std::tuple{72, 66, 16}, std::tuple{67, 66, 64}, std::tuple{131, 66, 9}}) {
+    CAPTURE(units);
+    const hp::TailPlan plan = hp::tail_plan(units, workers, k_tiles);
+    std::vector<std::vector<hp::Piece>> todo(workers);
+    for (int w = 0; w < workers; ++w) {
+      hp::Piece pieces[2];
+      todo[w].assign(pieces, pieces + hp::tail_pieces(plan, k_tiles, w, pieces));
+    }
+    std::map<int64_t, int> done;  // unit: pieces done
+    std::vector<size_t> next(workers, 0);
+    int rounds = 0;
+    for (bool moved = true; moved; ++rounds) {
+      moved = false;
+      std::map<int64_t, int> now = done;
+      for (int w = 0; w < workers; ++w)
+        if (next[w] < todo[w].size() && todo[w][next[w]].index == done[todo[w][next[w]].unit]) {
+          ++now[todo[w][next[w]].unit];
+          ++next[w];
+          moved = true;
+        }
+      done = now;
+    }
+    for (int w = 0; w < workers; ++w) CHECK(next[w] == todo[w].size());  // no wait forever
+    CHECK(rounds <= hp::kMaxPieces + 2);
+  }
   // 8192^3 on 66 clusters: 1024 units of 128 k-tiles, 15 whole waves, 34 units cut in runs of 66
   const hp::TailPlan p = hp::tail_plan(1024, 66, 128);
   CHECK(p.whole == 990);
