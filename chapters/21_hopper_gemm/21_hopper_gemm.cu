@@ -44,7 +44,8 @@
 //                slower on large squares, faster where 128 x 256 units leave SMs idle;
 //                tma-store: not settled (the tensor pipe busier than in clusters, less
 //                than in the library's fastest candidates: docs/21's Evidence);
-//                split-tail: not measured yet.
+//                split-tail: the same steady state (the last wave no longer idles; at
+//                8192^3 the library's candidate keeps the tensor pipe busier: docs/21).
 // Needs:         sm_90a (H100, H200): the build adds -gencode arch=compute_90a,code=sm_90a to
 //                this chapter; any other GPU or build prints one line and exits 77.
 // Steps:         tma-wgmma, bigger-tile, warp-specialized, in-flight, persistent, clusters,

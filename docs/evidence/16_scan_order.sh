@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Evidence for docs/16_scan.md (issue 46's H200 scan goal): do chapter 16's u32 rows trail its
+# f32 rows because of their place in the process? Per round, lookback-l2-prefetch at 4 x 256
+# and n = 2^28 with CUB beside it: --type all (u32 first, then f32), then each type alone in
+# its own process, u32 then f32, then f32 then u32. One row a line: round, the arrangement,
+# then the program's row.
+# usage: bash docs/evidence/16_scan_order.sh <build_dir> <out_dir> [ROUNDS]   (about 20 s a round)
+set -u
+build=${1:?usage: 16_scan_order.sh <build_dir> <out_dir> [ROUNDS]}
+out=${2:?usage: 16_scan_order.sh <build_dir> <out_dir> [ROUNDS]}
+rounds=${3:-3}
+exe="$build/chapters/16_scan"
+mkdir -p "$out"
+run() {  # <arrangement> <type>
+  timeout 60 "$exe" --n 268435456 --variant lookback-l2-prefetch --tile-rows 4 --block 256 --type "$2" \
+    > "$out/run-$r-$1.txt" 2>&1
+  grep -hE "^(cub|lookback-l2-prefetch) " "$out/run-$r-$1.txt" | sed "s/^/$r $1 /" >> "$out/rows.txt"
+}
+for r in $(seq 1 "$rounds"); do
+  run all all; run alone-u32-first u32; run alone-f32-second f32; run alone-f32-first f32; run alone-u32-second u32
+done
+cat "$out/rows.txt"

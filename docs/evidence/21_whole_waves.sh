@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Evidence for docs/21_hopper_gemm.md (issue 49, step 9): is the last wave of the persistent
+# grid the gap to cuBLASLt at 8192^3? tma-store and split-tail (step 8 with the last wave cut
+# along k), each in its own process with cuBLASLt beside it, at the squares (8192^3: 1024 units
+# of two 128 x 256 tiles on 66 clusters, 15.5 waves; 4096^3: 256 units, 3.9 waves) and at
+# shapes whose units fill whole waves (8448 x 8192 x 8192: 1056 units; 4096 x 8448 x 4096: 528),
+# ROUNDS rounds. One row a line: round, then the program's row.
+# usage: bash docs/evidence/21_whole_waves.sh <build_dir> <out_dir> [ROUNDS]   (about 2 minutes a round)
+set -u
+build=${1:?usage: 21_whole_waves.sh <build_dir> <out_dir> [ROUNDS]}
+out=${2:?usage: 21_whole_waves.sh <build_dir> <out_dir> [ROUNDS]}
+rounds=${3:-2}
+exe="$build/chapters/21_hopper_gemm"
+mkdir -p "$out"
+for r in $(seq 1 "$rounds"); do
+  for shape in "8192 8192 8192" "8448 8192 8192" "4096 4096 4096" "4096 8448 4096"; do
+    set -- $shape
+    for v in tma-store split-tail; do
+      timeout 60 "$exe" --m "$1" --n "$2" --k "$3" --variant "$v" > "$out/run-$r-$1x$2x$3-$v.txt" 2>&1
+      grep -hE "^(cublaslt|$v) " "$out/run-$r-$1x$2x$3-$v.txt" | sed "s/^/$r /" >> "$out/rows.txt"
+    done
+  done
+done
+cat "$out/rows.txt"
