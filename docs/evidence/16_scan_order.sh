@@ -6,15 +6,11 @@
 # then the program's row.
 # usage: bash docs/evidence/16_scan_order.sh <build_dir> <out_dir> [ROUNDS]   (about 20 s a round)
 set -u
-build=${1:?usage: 16_scan_order.sh <build_dir> <out_dir> [ROUNDS]}
-out=${2:?usage: 16_scan_order.sh <build_dir> <out_dir> [ROUNDS]}
-rounds=${3:-3}
-exe="$build/chapters/16_scan"
-mkdir -p "$out"
+. "$(dirname "$0")/lib/rows_rounds.sh"
+rows_setup "16_scan_order.sh <build_dir> <out_dir> [ROUNDS]" 3 "$@"
 run() {  # <arrangement> <type>
-  timeout 60 "$exe" --n 268435456 --variant lookback-l2-prefetch --tile-rows 4 --block 256 --type "$2" \
-    > "$out/run-$r-$1.txt" 2>&1
-  grep -hE "^(cub|lookback-l2-prefetch) " "$out/run-$r-$1.txt" | sed "s/^/$r $1 /" >> "$out/rows.txt"
+  rows_run "$1" "$1" "cub|lookback-l2-prefetch" "$build/chapters/16_scan" --n 268435456 \
+    --variant lookback-l2-prefetch --tile-rows 4 --block 256 --type "$2"
 }
 for r in $(seq 1 "$rounds"); do
   run all all; run alone-u32-first u32; run alone-f32-second f32; run alone-f32-first f32; run alone-u32-second u32

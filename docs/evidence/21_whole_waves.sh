@@ -7,17 +7,13 @@
 # ROUNDS rounds. One row a line: round, then the program's row.
 # usage: bash docs/evidence/21_whole_waves.sh <build_dir> <out_dir> [ROUNDS]   (about 2 minutes a round)
 set -u
-build=${1:?usage: 21_whole_waves.sh <build_dir> <out_dir> [ROUNDS]}
-out=${2:?usage: 21_whole_waves.sh <build_dir> <out_dir> [ROUNDS]}
-rounds=${3:-2}
-exe="$build/chapters/21_hopper_gemm"
-mkdir -p "$out"
+. "$(dirname "$0")/lib/rows_rounds.sh"
+rows_setup "21_whole_waves.sh <build_dir> <out_dir> [ROUNDS]" 2 "$@"
 for r in $(seq 1 "$rounds"); do
   for shape in "8192 8192 8192" "8448 8192 8192" "4096 4096 4096" "4096 8448 4096"; do
     set -- $shape
     for v in tma-store split-tail; do
-      timeout 60 "$exe" --m "$1" --n "$2" --k "$3" --variant "$v" > "$out/run-$r-$1x$2x$3-$v.txt" 2>&1
-      grep -hE "^(cublaslt|$v) " "$out/run-$r-$1x$2x$3-$v.txt" | sed "s/^/$r /" >> "$out/rows.txt"
+      rows_run "$1x$2x$3-$v" "" "cublaslt|$v" "$build/chapters/21_hopper_gemm" --m "$1" --n "$2" --k "$3" --variant "$v"
     done
   done
 done
