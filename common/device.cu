@@ -32,8 +32,7 @@ std::string version_text(int v) {
   return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
 }
 
-constexpr size_t kCopyBytes = size_t{1} << 30;  // 1 GiB each way: far beyond any L2
-constexpr double kFitMargin = 0.95;             // leave room for the context and libraries
+constexpr double kFitMargin = 0.95;  // leave room for the context and libraries
 
 // A GPU that a build emulates (meson -Demulate=t4|sm86 defines SW_EMULATE_CC as 75
 // or 86): the limits the programs see, from NVIDIA's data sheets and the CUDA
@@ -247,19 +246,23 @@ void copy_once(void* dst, const void* src) {
 }
 }  // namespace
 
+double copy_gbps(const CommonOptions& opt, void* dst, const void* src) {
+  CommonOptions plain = opt;
+  plain.graded_timing = false;  // the ceiling is timed as the tables' rows are
+  const bench::Row row{"copy", static_cast<int64_t>(kCopyBytes), 2.0 * kCopyBytes};
+  const Result r = bench::measure(plain, row, bench::Unchecked{}, copy_once, dst, src);
+  return gbps(2.0 * kCopyBytes, r.timing.ms_median);
+}
+
 double measure_copy_gbps(const CommonOptions& opt) {
   void *src = nullptr, *dst = nullptr;
   CUDA_CHECK(cudaMalloc(&src, kCopyBytes));
   CUDA_CHECK(cudaMalloc(&dst, kCopyBytes));
   CUDA_CHECK(cudaMemset(src, 1, kCopyBytes));
-  CommonOptions plain = opt;
-  plain.graded_timing = false;  // the ceiling is timed as the tables' rows are
-  const bench::Row row{"copy", static_cast<int64_t>(kCopyBytes), 2.0 * kCopyBytes};
-  const Result r =
-      bench::measure(plain, row, bench::Unchecked{}, copy_once, dst, static_cast<const void*>(src));
+  const double g = copy_gbps(opt, dst, src);
   CUDA_CHECK(cudaFree(src));
   CUDA_CHECK(cudaFree(dst));
-  return gbps(2.0 * kCopyBytes, r.timing.ms_median);
+  return g;
 }
 
 std::string device_json(const Gpu& gpu) {

@@ -6,6 +6,7 @@
 //     sw::require_fits(gpu, "--n", n, sizeof(float));  // exits 2 if too large
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -52,7 +53,15 @@ DeviceInfo device_info();
 // measured copy bandwidth. device_query --json prints it; the tour keeps it.
 std::string device_json(const Gpu& gpu);
 
-// Median bandwidth of cudaMemcpy device to device, counting read + write bytes.
+// The copy ceiling's size: 1 GiB each way, far beyond any L2.
+constexpr size_t kCopyBytes = size_t{1} << 30;
+
+// Median bandwidth of cudaMemcpy device to device of kCopyBytes from src to dst, counting
+// read + write bytes, timed as the tables' rows are (docs/evidence/16_copy_data.cu times it
+// over other contents).
+double copy_gbps(const CommonOptions& opt, void* dst, const void* src);
+
+// The ceiling every "% of copy" divides by: copy_gbps over kCopyBytes of the byte 0x01.
 double measure_copy_gbps(const CommonOptions& opt);
 
 // require_gpu(), device_info(), then, unless --verify-only, measures the copy

@@ -3,27 +3,24 @@
 // byte 0x01 copied device to device (sw::measure_copy_gbps, common/device.cu). Chapter 16's
 // u32 rows move random 32-bit words (sw::fill_ints) and its f32 rows chapter 06's floats
 // (sw::fill_floats), and its u32 rows trail its f32 rows at every tile. This probe times
-// the ceiling's copy itself (the same cudaMemcpy, through sw::bench::measure: CUDA events,
+// the ceiling's copy itself (sw::copy_gbps, the function the ceiling uses: CUDA events,
 // 3 warm-up runs left out, the median of 20) over 1 GiB filled four ways, the ceiling's
 // 0x01 bytes, zeros, chapter 16's u32 inputs and its f32 inputs, ROUNDS times in turn, and
 // beside each the board's power and the SM clock over a window of at least 0.25 s of the
 // same copies (sw::power_window). Decimal GB/s of the 2 GiB that one copy reads and writes.
 // usage: bash docs/evidence/16_copy_data.sh <build_dir> [ROUNDS]
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 
-#include "common/bench/protocol.h"
 #include "common/check.h"
 #include "common/data.h"
+#include "common/device.h"
 #include "common/gpu_sensors.h"
-#include "common/timing.h"
 
 namespace {
 
-constexpr size_t kBytes = size_t{1} << 30;  // the ceiling's 1 GiB each way
+constexpr size_t kBytes = sw::kCopyBytes;  // the ceiling's 1 GiB each way
 constexpr int64_t kWords = kBytes / 4;
 constexpr uint64_t kSeed = 42;  // the chapters' default seed
 constexpr int kMaxRounds = 20;
@@ -63,10 +60,6 @@ void fill(void* src, Fill f) {
   CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-void copy_once(void* dst, const void* src) {
-  CUDA_CHECK(cudaMemcpy(dst, src, kBytes, cudaMemcpyDeviceToDevice));
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -82,17 +75,14 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaMalloc(&src, kBytes));
   CUDA_CHECK(cudaMalloc(&dst, kBytes));
   const sw::CommonOptions opt;  // 3 warm-up runs, the median of 20
-  const sw::bench::Row row{"copy", static_cast<int64_t>(kBytes), 2.0 * kBytes};
-  std::printf("round data        median_ms   GB/s      W   SM_MHz\n");
+  std::printf("round data           GB/s      W   SM_MHz\n");
   for (long r = 1; r <= rounds; ++r) {
     for (Fill f : kFills) {
       fill(src, f);
-      const sw::Result t = sw::bench::measure(opt, row, sw::bench::Unchecked{}, copy_once, dst,
-                                              static_cast<const void*>(src));
+      const double gbps = sw::copy_gbps(opt, dst, src);
       const sw::PowerWindow p = sw::power_window(
           [&] { CUDA_CHECK(cudaMemcpyAsync(dst, src, kBytes, cudaMemcpyDeviceToDevice)); });
-      std::printf("%5ld %-11s %9.4f %7.1f %6.0f %8.0f\n", r, name(f), t.timing.ms_median,
-                  sw::gbps(2.0 * kBytes, t.timing.ms_median), p.power_w, p.sm_clock_mhz);
+      std::printf("%5ld %-11s %7.1f %6.0f %8.0f\n", r, name(f), gbps, p.power_w, p.sm_clock_mhz);
     }
   }
   CUDA_CHECK(cudaFree(src));
