@@ -4,6 +4,7 @@
 # and n = 2^28 with CUB beside it: --type all (u32 first, then f32), then each type alone in
 # its own process, u32 then f32, then f32 then u32. One row a line: round, the arrangement,
 # then the program's row.
+# By hand: an A/B with an output folder of its own (not for .ci/gpu-run evidence).
 # usage: bash docs/evidence/16_scan_order.sh <build_dir> <out_dir> [ROUNDS]   (about 20 s a round)
 set -u
 . "$(dirname "$0")/lib/rows_rounds.sh"

@@ -5,6 +5,7 @@
 # of two 128 x 256 tiles on 66 clusters, 15.5 waves; 4096^3: 256 units, 3.9 waves) and at
 # shapes whose units fill whole waves (8448 x 8192 x 8192: 1056 units; 4096 x 8448 x 4096: 528),
 # ROUNDS rounds. One row a line: round, then the program's row.
+# By hand: an A/B with an output folder of its own (not for .ci/gpu-run evidence).
 # usage: bash docs/evidence/21_whole_waves.sh <build_dir> <out_dir> [ROUNDS]   (about 2 minutes a round)
 set -u
 . "$(dirname "$0")/lib/rows_rounds.sh"
