@@ -7,6 +7,12 @@
               finding; the same tree reading one element past the array still does,
               and a local of a sibling block or one assigned again is not taken as
               the access's value
+  guards      the global-store hint (store-without-guard) takes a guard through a name
+              assigned a comparison (const bool inside = r < rows && c < cols; if
+              (inside) ..., and if (!inside) return;) as the comparison itself: chapter
+              09's write-coalesced kernel so written gets no finding; the same name
+              assigned no comparison (a cast's angle brackets are none), or no guard
+              at all, is still flagged
   agreement   a run whose exit code disagrees with its printed records (exit 1 and
               every check ok; exit 0 and a check or result row failed; a summary
               that counts other failures than those printed) is FAIL
@@ -201,6 +207,35 @@ def test_bounds(tmp):
             expect(not found, f"bounds: {what}: no shared-out-of-bounds finding {texts(found)}")
         else:
             expect(any(want in x.message for x in found), f"bounds: {what}: flagged {texts(found)}")
+        (ref / f).write_text(original)
+    shutil.rmtree(ref)
+
+
+def test_guards(tmp):
+    ref = export("transpose", tmp / "guards", reference=True)
+    task = T.task("naive")
+    f = task.regions[0].file
+    original = (ref / f).read_text()
+    lines = original.split("\n")
+    b, e = [(b, e) for t, b, e, _ in regions.find_regions(lines) if t == task.id][0]
+    read = lines[b + 1:e]  # the read-coalesced kernel as the reference has it
+    head = ["  const int64_t c = static_cast<int64_t>(blockIdx.y) * kTile + threadIdx.y;",
+            "  const int64_t r = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x;"]
+    store = "out[c * rows + r] = in[r * cols + c];"
+    cases = [
+        ("a guard through a named comparison", ["  const bool inside = r < rows && c < cols;",
+                                                f"  if (inside) {store}"], False),
+        ("an early return through a named comparison", ["  const bool outside = r >= rows || c >= cols;",
+                                                        "  if (outside) return;", f"  {store}"], False),
+        ("the name assigned no comparison", ["  const bool inside = static_cast<bool>(rows);",
+                                             f"  if (inside) {store}"], True),
+        ("no guard at all", [f"  {store}"], True),
+    ]
+    for what, body, flagged in cases:
+        regions.replace_bodies(ref / f, task.id, [read, head + body])
+        found = [x for x in static.analyse(ref, task) if x.rule == "store-without-guard"]
+        expect(bool(found) == flagged,
+               f"guards: {what}: {'flagged' if flagged else 'no store-without-guard finding'} {texts(found)}")
         (ref / f).write_text(original)
     shutil.rmtree(ref)
 
@@ -612,6 +647,7 @@ def main():
     start = time.monotonic()
     try:
         timed(test_bounds, tmp)
+        timed(test_guards, tmp)
         timed(test_agreement_unit)
         timed(test_segments_unit)
         standin = timed(setup_copy, "standin", tmp, STANDIN_SETUP)

@@ -410,16 +410,50 @@ def _shuffle_branch_hints(view, toks, lo, hi, taint, ctrl):
 RELATIONAL = {"<", ">", "<=", ">="}
 
 
-def _early_return(toks, lo, k):
+def _comparison_names(toks, lo, hi):
+    """The names the function assigns an expression that compares something
+    (`const bool inside = r < rows && c < cols;`): a condition that names one compares
+    as the expression would."""
+    names = set()
+    for k in range(lo + 1, hi):
+        if toks[k].text == "=" and toks[k - 1].kind == "id" and \
+                _compares_outside_casts(toks[k + 1:_expression_end(toks, k + 1, hi)]):
+            names.add(toks[k - 1].text)
+    return names
+
+
+CASTS = {"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"}
+
+
+def _compares_outside_casts(expr):
+    """Whether an expression holds a relational operator that is not the angle bracket
+    of a cast (static_cast<int64_t>(i) compares nothing)."""
+    k = 0
+    while k < len(expr):
+        if expr[k].text in CASTS and k + 1 < len(expr) and expr[k + 1].text == "<":
+            while k < len(expr) and expr[k].text != ">":
+                k += 1
+        elif expr[k].text in RELATIONAL:
+            return True
+        k += 1
+    return False
+
+
+def _compares(cond, named):
+    return any(x.text in RELATIONAL or x.text in named for x in cond)
+
+
+def _early_return(toks, lo, k, named=frozenset()):
     """Whether an `if (...) return;` (or `{ return; }`) whose condition compares
-    something comes before token k in the function: the threads past the edge have
-    left, as an enclosing guard would keep them out."""
+    something (directly, or through a name in `named`) comes before token k in the
+    function: the threads past the edge have left, as an enclosing guard would keep
+    them out."""
     for j in range(lo, k):
         if toks[j].text != "if" or j + 1 >= k or toks[j + 1].text != "(":
             continue
         close = _match(toks, j + 1)
         nxt = close + 1 + (close + 1 < k and toks[close + 1].text == "{")
-        if nxt < k and toks[nxt].text == "return" and any(x.text in RELATIONAL for x in toks[j + 2:close]):
+        if nxt < k and toks[nxt].text == "return" and _compares(toks[j + 2:close], named):
             return True
     return False
 
@@ -427,8 +461,10 @@ def _early_return(toks, lo, k):
 def _store_hints(view, toks, lo, hi, taint, ctrl):
     """A store p[i] = ... (or an atomic on &p[i]) into global memory, i from the
     thread AND the block index (an element of the whole grid), with no enclosing
-    condition that compares anything and no early return on one before it."""
+    condition that compares anything (itself or through a name assigned a comparison)
+    and no early return on one before it."""
     block = tainted_names(toks, lo, hi, {"blockIdx"})
+    named = _comparison_names(toks, lo, hi)
     shared = set()
     for j in range(lo, hi):  # declarations: __shared__ T name[...]
         if toks[j].text == "__shared__":
@@ -454,8 +490,8 @@ def _store_hints(view, toks, lo, hi, taint, ctrl):
             continue
         if not _uses(toks[k + 1:close], taint) or not _uses(toks[k + 1:close], block, {"blockIdx"}):
             continue
-        guarded = any(c.start <= k < c.end and any(x.text in RELATIONAL for x in c.cond) for c in ctrl)
-        if not guarded and not _early_return(toks, lo, k):
+        guarded = any(c.start <= k < c.end and _compares(c.cond, named) for c in ctrl)
+        if not guarded and not _early_return(toks, lo, k, named):
             out.append(Finding("store-without-guard", view.rel, t.line,
                                f"'{name}[...]' is written at an index from the thread index with no bounds check "
                                "around it: threads of the last, partial block write past the end"))
