@@ -6,9 +6,10 @@
 # lookback-l2-prefetch at 4 x 256 and n = 2^28 runs with CUB beside it, each type alone in
 # its own process with REPS timed runs (default 3000: about 2 s of each timed row, so most
 # samples fall in the timed runs). Samples drawing under 300 W (data generation, checks,
-# launches; the GPU mostly idle) are left out. One line per process: round, type, our inclusive
-# row's GB/s and % of copy, CUB's inclusive GB/s, then over the busy samples the median and lowest SM clock,
-# the median and highest power, and the throttle reasons seen (hex, joined by |).
+# launches; the GPU mostly idle) are left out. One line per process: round, type, our
+# inclusive row's GB/s and % of copy, CUB's inclusive GB/s, then over the busy samples the
+# median and lowest SM clock, the median and highest power, and the throttle reasons seen
+# (hex, joined by |).
 # By hand: an A/B with an output folder of its own (not for .ci/gpu-run evidence).
 # usage: bash docs/evidence/16_scan_clocks.sh <build_dir> <out_dir> [ROUNDS] [REPS]
 set -u
@@ -28,7 +29,7 @@ for r in $(seq 1 "$rounds"); do
     kill "$sampler" 2> /dev/null
     wait "$sampler" 2> /dev/null
     python3 - "$r" "$type" "$run" "$smi" <<'PY'
-import re, statistics, sys
+import statistics, sys
 r, ty, run, smi = sys.argv[1:]
 ours = cub = None
 for line in open(run):
