@@ -422,15 +422,12 @@ def _comparison_names(toks, lo, hi):
     return names
 
 
-CASTS = {"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"}
-
-
 def _compares_outside_casts(expr):
     """Whether an expression holds a relational operator that is not the angle bracket
     of a cast (static_cast<int64_t>(i) compares nothing)."""
     k = 0
     while k < len(expr):
-        if expr[k].text in CASTS and k + 1 < len(expr) and expr[k + 1].text == "<":
+        if expr[k].text in cxx.CAST and k + 1 < len(expr) and expr[k + 1].text == "<":
             while k < len(expr) and expr[k].text != ">":
                 k += 1
         elif expr[k].text in RELATIONAL:
