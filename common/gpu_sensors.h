@@ -4,9 +4,12 @@
 //   const sw::PowerWindow p = sw::power_window([&] { launch(args); });
 //
 // measure() (common/bench/protocol.h) reads the SM clock once per timed run of a
-// compute-bound row (Row::flops > 0), while the run is on the GPU, and reports the median
-// beside the row's TFLOP/s: a compute-bound kernel's speed is the SM clock's, and the clock
-// is what the board's power limit leaves it. Its power is power_window's: the row's run
+// compute-bound row (Row::flops > 0), once the run is launched, and keeps the median: a
+// compute-bound kernel's speed is the SM clock's, and the clock is what the board's power
+// limit leaves it. Those readings do not show the limit: at chapter 21's largest shapes
+// they read the boost clock where Nsight Compute counts far fewer cycles per second over
+// the same kernel (docs/21's Evidence). So the table prints power_window's median clock,
+// read over the same back-to-back runs as the power. Its power is power_window's: the row's run
 // repeated back to back for at least kPowerWindowS, NVML's energy counter (the GPU's total
 // energy since the driver loaded, nvmlDeviceGetTotalEnergyConsumption, in mJ; Volta and
 // newer) read before and after, average W = delta energy / elapsed time. A timed block of

@@ -53,6 +53,13 @@ std::string measured_cell(const Result& r, const char* key) {
   return buf;
 }
 
+// The SM clock beside a compute-bound row: the median over its power window (the clock the
+// board's power limit leaves a long run, as the W beside it), else the median of the timed
+// runs' readings (taken as each run began, before the limit lowers the clock).
+std::string clock_cell(const Result& r) {
+  return measured_cell(r, r.extra.count("power_clock_mhz") ? "power_clock_mhz" : "sm_clock_mhz");
+}
+
 }  // namespace
 
 std::string format_count(int64_t v) {
@@ -189,7 +196,7 @@ std::string Report::line(const Result& r) const {
     std::snprintf(lib, sizeof lib, "%.2fx", rate(r) / vendor->second);
   if (r.flops > 0)  // " TFLOP/s MHz W", after GB/s
     std::snprintf(compute, sizeof compute, " %8.2f %6s %5s", tflops(r.flops, r.timing.ms_median),
-                  measured_cell(r, "sm_clock_mhz").c_str(), measured_cell(r, "power_w").c_str());
+                  clock_cell(r).c_str(), measured_cell(r, "power_w").c_str());
   char buf[512];
   std::snprintf(buf, sizeof buf, "%-*s %-12s %10s %10.4f %10.4f %9.1f%s %7s %7s %7s  %-6s  %s",
                 kVariantWidth, r.variant.c_str(), r.role.c_str(), format_count(r.n).c_str(),

@@ -132,7 +132,8 @@ HEADERS = {"chapter": "ch", "variant": "variant", "role": "role", "note": "input
            "problem": "problem", "bytes": "MB moved", "ms_median": "median ms", "ms_min": "min ms",
            "us_median": "median µs", "gbps": "GB/s", "pct_of_copy": "% of copy", "vs_prev": "vs prev",
            "vs_cpu": "vs CPU", "vs_vendor": "vs library", "vs_first": "vs first step", "ok": "check", "extra.gvalues_s": "G values/s",
-           "tflops": "TFLOP/s", "extra.sm_clock_mhz": "SM MHz", "extra.power_w": "W"}
+           "tflops": "TFLOP/s", "clock_mhz": "SM MHz", "extra.sm_clock_mhz": "SM MHz at launch",
+           "extra.power_w": "W"}
 # Rows of the device table: label and how to format. Keys are looked up in the
 # results meta (or its "device" record); the last ones are derived.
 DEVICE_ROWS = {
@@ -361,6 +362,9 @@ def get(record, field, data=None):
         return None if g is None or record.get("pct_of_copy") is None else 100 * g / run_copy(data, record["chapter"])
     if field.startswith("extra."):
         return record.get("extra", {}).get(field[6:])
+    if field == "clock_mhz":  # as the program's table prints it (common/report.cpp's clock_cell)
+        extra = record.get("extra", {})
+        return extra.get("power_clock_mhz", extra.get("sm_clock_mhz"))
     if field == "us_median":
         v = record.get("ms_median")
         return None if v is None else v * 1000
@@ -396,7 +400,7 @@ def fmt(field, v):
         return f"{v:.0f}x" if v >= 100 else f"{v:.1f}x" if v >= 10 else f"{v:.2f}x" if v >= 0.1 else f"{v:.2g}x"
     if field == "tflops":
         return f"{v:.1f}" if v >= 10 else f"{v:.2f}"
-    if field in ("extra.sm_clock_mhz", "extra.power_w"):
+    if field in ("clock_mhz", "extra.sm_clock_mhz", "extra.power_clock_mhz", "extra.power_w"):
         return f"{v:,.0f}"
     if field == "extra.value":
         return f"{v:,.2f}"

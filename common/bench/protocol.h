@@ -7,12 +7,13 @@
 //   3. check the result of the last timed run again (and, for a row that asks
 //      for it, that its bits are the first run's: a fixed order of additions);
 //      A compute-bound row (Row::flops > 0) also reads the SM clock once per timed run,
-//      while the run is on the GPU (common/gpu_sensors.h), and reports the median (extra
+//      once it is launched (common/gpu_sensors.h), and keeps the median (extra
 //      sm_clock_mhz); then its power: the run repeated for a quarter second, the GPU's
 //      energy counter read around it (extra power_w, power_window_s its length,
-//      power_clock_mhz the clock meanwhile), or, on a GPU without the counter, the
-//      median of one power reading per timed run (power_window_s: 0, instantaneous; 1,
-//      the last second);
+//      power_clock_mhz the median clock meanwhile, which the table prints: the runs'
+//      own readings do not show the power limit), or, on a GPU without
+//      the counter, the median of one power reading per timed run (power_window_s: 0,
+//      instantaneous; 1, the last second);
 //   4. with --graded-timing (the lab grader's timing), part 2 instead gives every
 //      run new input contents from another seed, poisons its outputs and checks
 //      it, switches persisting L2 lines off, and ends each timed window with the

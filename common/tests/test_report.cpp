@@ -164,6 +164,13 @@ TEST_CASE("a compute-bound row reports TFLOP/s, the clock and the power") {
   CHECK(report.params(r) == "vec=4");              // clock and power are measurements
   r.extra.erase("power_w");
   CHECK(report.line(r).find(" 1755     - ") != std::string::npos);  // no reading: "-"
+  // With a power window, its clock is the one printed (the runs' own readings, taken as
+  // they are launched, do not show the power limit); the record keeps both.
+  r.extra["power_clock_mhz"] = 1545;
+  r.extra["power_w"] = 678.4;
+  CHECK(report.line(r).find(" 1545   678 ") != std::string::npos);
+  CHECK(report.line(r).find("1755") == std::string::npos);
+  CHECK(report.json(r).find("\"sm_clock_mhz\":1755") != std::string::npos);
 }
 
 TEST_CASE("a memory-bound row prints as before: no flops, no compute columns") {
