@@ -55,7 +55,7 @@ std::string measured_cell(const Result& r, const char* key) {
 
 // The SM clock beside a compute-bound row: the median over its power window (the clock the
 // board's power limit leaves a long run, as the W beside it), else the median of the timed
-// runs' readings (taken as each run began, before the limit lowers the clock).
+// runs' readings (read as each run is launched: they do not show the power limit).
 std::string clock_cell(const Result& r) {
   return measured_cell(r, r.extra.count("power_clock_mhz") ? "power_clock_mhz" : "sm_clock_mhz");
 }
