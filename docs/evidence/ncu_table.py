@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Evidence for docs/21_hopper_gemm.md (issue 49): one line per kernel of Nsight Compute
-metric files (ncu --csv --metrics ...), the median over its profiled launches: time, the SM
-clock the kernel ran at (cycles over time, the clocks not locked), its tensor pipe's active
-share, and its L2 and DRAM bytes. By hand: it reads files a GPU run wrote.
-usage: python3 docs/evidence/21_ncu_table.py LABEL=FILE.csv[.gz] [LABEL=FILE.csv[.gz] ...]"""
+"""Evidence for docs/16_scan.md and docs/21_hopper_gemm.md (issues 46 and 49): one line per
+kernel of Nsight Compute metric files (ncu --csv --metrics ...), the median over its profiled
+launches: time, the SM clock the kernel ran at (cycles over time, the clocks not locked), its
+tensor pipe's active share, the SMs' throughput, and its L2 and DRAM bytes ("-" for a metric
+the file does not hold). By hand: it reads files a GPU run wrote.
+usage: python3 docs/evidence/ncu_table.py LABEL=FILE.csv[.gz] [LABEL=FILE.csv[.gz] ...]"""
 import collections
 import csv
 import gzip
